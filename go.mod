@@ -1,0 +1,3 @@
+module github.com/pgasmr/pgasmr
+
+go 1.26

@@ -1,0 +1,465 @@
+package pgas
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+)
+
+// Segment layout. Every rank's segment starts with the same header, so the
+// symmetric heap that follows it starts at the same offset everywhere:
+//
+//	[0, 64)            allocator words (used on rank 0): lock, high-water, floor, extents
+//	[64, 128)          two AllAlloc result slots (every rank)
+//	[128, 128+8N)      argument-check table (rank 0)
+//	[extOff, heapStart) extent table of the symmetric heap (rank 0)
+//	[heapStart, floor) symmetric heap, allocated first-fit upward
+//	[low_r, end)       rank r's local heap (Alloc), grown downward
+//
+// The symmetric allocator's state lives in rank 0's segment and is changed
+// only under a ticket lock there, with one-sided operations, so it works on
+// every transport. floor is the lowest local-heap start over all ranks;
+// symmetric blocks stay below it and local heaps above the high-water mark.
+const (
+	hLock       = 0  // ticket lock: next (0), serving (8)
+	hSymHigh    = 16 // end of the highest symmetric block
+	hFloor      = 24 // min over ranks of the local heap start
+	hNExt       = 32 // number of live symmetric blocks
+	hSlots      = 64 // 2 slots of 4 words: code, off, asked, left
+	hCheck      = 128
+	maxExtents  = 1024
+	allocAlign  = 64
+	slotWords   = 4
+	codeOK      = 0
+	codeNoSpace = 1
+	codeTooMany = 2
+	codeCheck   = 3
+)
+
+func align(n int64) int64 { return (n + allocAlign - 1) &^ (allocAlign - 1) }
+
+func extOff(ranks int) int64 { return align(hCheck + 8*int64(ranks)) }
+
+// headerBytes is the size of the segment header for a job of ranks ranks.
+func headerBytes(ranks int) int64 { return extOff(ranks) + maxExtents*16 }
+
+// Region is a block of shared memory. Owner is -1 for a symmetric block
+// (the same offsets are reserved on every rank, from AllAlloc or
+// GlobalAlloc), or the rank whose segment holds a local block (Alloc).
+type Region struct {
+	Off, Size int64
+	Owner     int
+}
+
+// Symmetric reports whether the region exists on every rank.
+func (g Region) Symmetric() bool { return g.Owner < 0 }
+
+// OutOfMemoryError reports an allocation the segment cannot hold.
+type OutOfMemoryError struct {
+	Op             string
+	Asked, Left    int64 // bytes asked for; free bytes in the heap that would hold it
+	SegmentBytes   int64
+	TooManyRegions bool
+}
+
+func (e *OutOfMemoryError) Error() string {
+	if e.TooManyRegions {
+		return fmt.Sprintf("pgas: %s of %d bytes: more than %d live symmetric regions", e.Op, e.Asked, maxExtents)
+	}
+	return fmt.Sprintf("pgas: %s of %d bytes: out of shared memory, %d bytes left in %d-byte segments (raise Config.SegmentBytes)",
+		e.Op, e.Asked, e.Left, e.SegmentBytes)
+}
+
+// initHeader is run by rank 0 before the start barrier.
+func (r *Rank) initHeader() {
+	binary.LittleEndian.PutUint64(r.seg[hSymHigh:], uint64(headerBytes(r.n)))
+	binary.LittleEndian.PutUint64(r.seg[hFloor:], uint64(r.cfg.SegmentBytes))
+}
+
+func (r *Rank) allocLock() *Lock { return &Lock{r: r, ref: LockRef{Home: 0, Off: hLock}} }
+
+type extent struct{ off, size int64 }
+
+// symState is rank 0's allocator state as read under the lock.
+type symState struct {
+	high, floor int64
+	ext         []extent
+}
+
+func (r *Rank) readSym(ctx context.Context) (symState, error) {
+	var b [24]byte
+	if err := r.GetBytes(ctx, 0, hSymHigh, b[:]); err != nil {
+		return symState{}, err
+	}
+	st := symState{
+		high:  int64(binary.LittleEndian.Uint64(b[0:])),
+		floor: int64(binary.LittleEndian.Uint64(b[8:])),
+	}
+	n := int64(binary.LittleEndian.Uint64(b[16:]))
+	if n < 0 || n > maxExtents {
+		return symState{}, fmt.Errorf("pgas: allocator state corrupt: %d extents", n)
+	}
+	buf := make([]byte, n*16)
+	if err := r.GetBytes(ctx, 0, extOff(r.n), buf); err != nil {
+		return symState{}, err
+	}
+	st.ext = make([]extent, n)
+	for i := range st.ext {
+		st.ext[i] = extent{int64(binary.LittleEndian.Uint64(buf[16*i:])), int64(binary.LittleEndian.Uint64(buf[16*i+8:]))}
+	}
+	return st, nil
+}
+
+func (r *Rank) writeSym(ctx context.Context, st symState) error {
+	buf := make([]byte, 24+len(st.ext)*16)
+	binary.LittleEndian.PutUint64(buf[0:], uint64(st.high))
+	binary.LittleEndian.PutUint64(buf[8:], uint64(st.floor))
+	binary.LittleEndian.PutUint64(buf[16:], uint64(len(st.ext)))
+	for i, e := range st.ext {
+		binary.LittleEndian.PutUint64(buf[24+16*i:], uint64(e.off))
+		binary.LittleEndian.PutUint64(buf[24+16*i+8:], uint64(e.size))
+	}
+	if err := r.PutBytes(ctx, 0, hSymHigh, buf[:24]); err != nil {
+		return err
+	}
+	return r.PutBytes(ctx, 0, extOff(r.n), buf[24:])
+}
+
+// withAllocLock runs f with the allocator lock held.
+func (r *Rank) withAllocLock(ctx context.Context, f func() error) error {
+	l := r.allocLock()
+	if err := l.Lock(ctx); err != nil {
+		return err
+	}
+	ferr := f()
+	if err := l.Unlock(ctx); err != nil && ferr == nil {
+		ferr = err
+	}
+	return ferr
+}
+
+// symAlloc reserves size bytes at the same offset on every rank.
+func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off int64, err error) {
+	size = max(align(size), allocAlign)
+	err = r.withAllocLock(ctx, func() error {
+		st, err := r.readSym(ctx)
+		if err != nil {
+			return err
+		}
+		start := headerBytes(r.n)
+		cur, at, free := start, -1, int64(0)
+		for i, e := range st.ext {
+			if gap := e.off - cur; gap >= size && at < 0 {
+				at, off = i, cur
+			} else if gap > 0 {
+				free += gap
+			}
+			cur = e.off + e.size
+		}
+		if at < 0 {
+			if st.floor-cur >= size {
+				at, off = len(st.ext), cur
+			} else {
+				return &OutOfMemoryError{Op: op, Asked: size, Left: free + max(0, st.floor-cur), SegmentBytes: r.cfg.SegmentBytes}
+			}
+		}
+		if len(st.ext) >= maxExtents {
+			return &OutOfMemoryError{Op: op, Asked: size, TooManyRegions: true}
+		}
+		st.ext = slices.Insert(st.ext, at, extent{off, size})
+		st.high = max(st.high, off+size)
+		return r.writeSym(ctx, st)
+	})
+	return off, err
+}
+
+func (r *Rank) symFree(ctx context.Context, off int64) error {
+	return r.withAllocLock(ctx, func() error {
+		st, err := r.readSym(ctx)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(st.ext, func(e extent) bool { return e.off == off })
+		if i < 0 {
+			return fmt.Errorf("pgas: free of symmetric offset %d: not a live allocation", off)
+		}
+		st.ext = slices.Delete(st.ext, i, i+1)
+		st.high = headerBytes(r.n)
+		if k := len(st.ext); k > 0 {
+			st.high = st.ext[k-1].off + st.ext[k-1].size
+		}
+		return r.writeSym(ctx, st)
+	})
+}
+
+// AllAlloc is collective (upc_all_alloc): every rank calls it with the same
+// size, and every rank gets the same symmetric region of size bytes,
+// zeroed on every rank. With Config.Check, different sizes are an error
+// naming the ranks.
+func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
+	if size < 0 {
+		panic(fmt.Sprintf("pgas: AllAlloc of %d bytes", size))
+	}
+	slot := int64(hSlots + (r.allocs%2)*slotWords*8)
+	r.allocs++
+	if r.cfg.Check {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(size))
+		if err := r.PutBytes(ctx, 0, hCheck+8*int64(r.id), b[:]); err != nil {
+			return Region{}, err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return Region{}, err
+		}
+	}
+	if r.id == 0 {
+		res := [slotWords]int64{codeOK, 0, size, 0}
+		if mism := r.checkSizes(size); mism >= 0 {
+			res = [slotWords]int64{codeCheck, int64(mism), size, int64(binary.LittleEndian.Uint64(r.seg[hCheck+8*mism:]))}
+		} else if off, err := r.symAlloc(ctx, "AllAlloc", size); err != nil {
+			oom, ok := err.(*OutOfMemoryError)
+			if !ok {
+				return Region{}, err
+			}
+			res = [slotWords]int64{codeNoSpace, 0, oom.Asked, oom.Left}
+			if oom.TooManyRegions {
+				res[0] = codeTooMany
+			}
+		} else {
+			res[1] = off
+		}
+		var b [slotWords * 8]byte
+		for i, v := range res {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
+		}
+		h := &Handle{}
+		for p := range r.n {
+			if p == 0 {
+				copy(r.seg[slot:], b[:])
+				continue
+			}
+			r.putBytesAsync(ctx, p, slot, b[:], h)
+		}
+		if err := h.Wait(ctx); err != nil {
+			return Region{}, err
+		}
+	}
+	if err := r.Barrier(ctx); err != nil {
+		return Region{}, err
+	}
+	var res [slotWords]int64
+	for i := range res {
+		res[i] = int64(binary.LittleEndian.Uint64(r.seg[slot+8*int64(i):]))
+	}
+	switch res[0] {
+	case codeOK:
+	case codeNoSpace:
+		return Region{}, &OutOfMemoryError{Op: "AllAlloc", Asked: res[2], Left: res[3], SegmentBytes: r.cfg.SegmentBytes}
+	case codeTooMany:
+		return Region{}, &OutOfMemoryError{Op: "AllAlloc", Asked: res[2], TooManyRegions: true}
+	case codeCheck:
+		return Region{}, fmt.Errorf("pgas: AllAlloc arguments differ: rank 0 asked for %d bytes, rank %d for %d", res[2], res[1], res[3])
+	default:
+		return Region{}, fmt.Errorf("pgas: AllAlloc: corrupt result code %d", res[0])
+	}
+	reg := Region{Off: res[1], Size: size, Owner: -1}
+	clear(r.seg[reg.Off : reg.Off+size])
+	if err := r.Barrier(ctx); err != nil {
+		return Region{}, err
+	}
+	return reg, nil
+}
+
+// checkSizes returns the first rank whose AllAlloc size differs from size,
+// or -1 (always -1 without Config.Check).
+func (r *Rank) checkSizes(size int64) int {
+	if !r.cfg.Check {
+		return -1
+	}
+	for p := range r.n {
+		if int64(binary.LittleEndian.Uint64(r.seg[hCheck+8*p:])) != size {
+			return p
+		}
+	}
+	return -1
+}
+
+// GlobalAlloc is called by one rank (upc_global_alloc): it reserves a
+// symmetric region of size bytes on every rank, zeroes it everywhere and
+// returns it to the caller, who may pass the Region to other ranks through
+// shared memory.
+func (r *Rank) GlobalAlloc(ctx context.Context, size int64) (Region, error) {
+	if size < 0 {
+		panic(fmt.Sprintf("pgas: GlobalAlloc of %d bytes", size))
+	}
+	off, err := r.symAlloc(ctx, "GlobalAlloc", size)
+	if err != nil {
+		return Region{}, err
+	}
+	reg := Region{Off: off, Size: size, Owner: -1}
+	zero := make([]byte, min(size, r.cfg.FragmentBytes))
+	h := &Handle{}
+	for p := range r.n {
+		for o := int64(0); o < size; o += int64(len(zero)) {
+			n := min(int64(len(zero)), size-o)
+			if p == r.id {
+				clear(r.seg[off+o : off+o+n])
+				continue
+			}
+			r.putBytesAsync(ctx, p, off+o, zero[:n], h)
+		}
+	}
+	if err := h.Wait(ctx); err != nil {
+		return Region{}, err
+	}
+	if err := r.Fence(ctx); err != nil {
+		return Region{}, err
+	}
+	return reg, nil
+}
+
+// Alloc is called by one rank (upc_alloc): it returns a zeroed region of
+// size bytes in the caller's own segment, which every rank can reach by
+// (rank, offset).
+func (r *Rank) Alloc(ctx context.Context, size int64) (Region, error) {
+	if size < 0 {
+		panic(fmt.Sprintf("pgas: Alloc of %d bytes", size))
+	}
+	size = max(align(size), allocAlign)
+	off, ok := r.heap.take(size)
+	if !ok {
+		// Grow the local heap downward, under the allocator lock, staying
+		// above the symmetric heap's high-water mark.
+		grow := size
+		if n := len(r.heap.free); n > 0 && r.heap.free[0].off == r.heap.low {
+			grow -= r.heap.free[0].size
+		}
+		err := r.withAllocLock(ctx, func() error {
+			st, err := r.readSym(ctx)
+			if err != nil {
+				return err
+			}
+			newLow := r.heap.low - grow
+			if newLow < st.high {
+				return &OutOfMemoryError{Op: "Alloc", Asked: size, Left: r.heap.freeBytes() + max(0, r.heap.low-st.high), SegmentBytes: r.cfg.SegmentBytes}
+			}
+			if newLow < st.floor {
+				st.floor = newLow
+				var b [8]byte
+				binary.LittleEndian.PutUint64(b[:], uint64(newLow))
+				return r.PutBytes(ctx, 0, hFloor, b[:])
+			}
+			return nil
+		})
+		if err != nil {
+			return Region{}, err
+		}
+		r.heap.release(r.heap.low-grow, grow)
+		r.heap.low -= grow
+		if off, ok = r.heap.take(size); !ok {
+			return Region{}, fmt.Errorf("pgas: Alloc of %d bytes: local heap inconsistent after growing", size)
+		}
+	}
+	clear(r.seg[off : off+size])
+	return Region{Off: off, Size: size, Owner: r.id}, nil
+}
+
+// Free releases a region (upc_free). A symmetric region is freed by one
+// rank, after every rank has stopped using it; a local region only by its
+// owner. Freeing a region twice, or one that was never allocated, is an
+// error.
+func (r *Rank) Free(ctx context.Context, reg Region) error {
+	if reg.Symmetric() {
+		return r.symFree(ctx, reg.Off)
+	}
+	if reg.Owner != r.id {
+		return fmt.Errorf("pgas: rank %d cannot free a region of rank %d's local heap", r.id, reg.Owner)
+	}
+	size := max(align(reg.Size), allocAlign)
+	if !r.heap.live(reg.Off, size) {
+		return fmt.Errorf("pgas: free of local offset %d (%d bytes) on rank %d: not a live allocation", reg.Off, reg.Size, r.id)
+	}
+	r.heap.release(reg.Off, size)
+	return nil
+}
+
+// AllFree is collective: after a barrier, rank 0 frees the symmetric region
+// reg. It is the counterpart of AllAlloc.
+func (r *Rank) AllFree(ctx context.Context, reg Region) error {
+	if !reg.Symmetric() {
+		return fmt.Errorf("pgas: AllFree of rank %d's local region", reg.Owner)
+	}
+	if err := r.Barrier(ctx); err != nil {
+		return err
+	}
+	if r.id == 0 {
+		return r.symFree(ctx, reg.Off)
+	}
+	return nil
+}
+
+// localHeap is a rank's private first-fit allocator over [low, end) of its
+// own segment; only the rank itself allocates from it.
+type localHeap struct {
+	low  int64
+	free []extent          // sorted, coalesced
+	used map[int64]int64 // off -> size
+}
+
+func (h *localHeap) init(end int64) {
+	h.low = end
+	h.used = map[int64]int64{}
+}
+
+func (h *localHeap) take(size int64) (int64, bool) {
+	for i, e := range h.free {
+		if e.size < size {
+			continue
+		}
+		// Take from the top of the block so the heap stays compact at low.
+		off := e.off + e.size - size
+		if e.size == size {
+			h.free = slices.Delete(h.free, i, i+1)
+		} else {
+			h.free[i].size -= size
+		}
+		h.used[off] = size
+		return off, true
+	}
+	return 0, false
+}
+
+func (h *localHeap) live(off, size int64) bool { return h.used[off] == size }
+
+func (h *localHeap) release(off, size int64) {
+	delete(h.used, off)
+	i, _ := slices.BinarySearchFunc(h.free, off, func(e extent, o int64) int { return cmpInt(e.off, o) })
+	h.free = slices.Insert(h.free, i, extent{off, size})
+	if i+1 < len(h.free) && h.free[i].off+h.free[i].size == h.free[i+1].off {
+		h.free[i].size += h.free[i+1].size
+		h.free = slices.Delete(h.free, i+1, i+2)
+	}
+	if i > 0 && h.free[i-1].off+h.free[i-1].size == h.free[i].off {
+		h.free[i-1].size += h.free[i].size
+		h.free = slices.Delete(h.free, i, i+1)
+	}
+}
+
+func (h *localHeap) freeBytes() int64 {
+	var t int64
+	for _, e := range h.free {
+		t += e.size
+	}
+	return t
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,119 @@
+package pgas
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas/transport"
+)
+
+// Defaults used where a Config field is zero.
+const (
+	DefaultSegmentBytes    = 16 << 20
+	DefaultSyncTimeout     = 5 * time.Minute
+	DefaultShutdownTimeout = 5 * time.Second
+	DefaultFragmentBytes   = 1 << 20
+	// MinSegmentBytes is the smallest segment Validate accepts: room for
+	// the runtime's header and a little heap.
+	MinSegmentBytes = 64 << 10
+)
+
+// Config describes a job. The zero value is valid: it runs GOMAXPROCS ranks
+// on the in-process transport, all on one logical node.
+type Config struct {
+	// Ranks is THREADS, the number of ranks. Zero means runtime.GOMAXPROCS(0).
+	Ranks int
+	// RanksPerNode maps ranks to logical nodes: rank r is on node
+	// r/RanksPerNode. Zero means all ranks on one node. In one process the
+	// nodes are logical; collectives use them to pick algorithms and the
+	// counters report traffic per node class.
+	RanksPerNode int
+	// SegmentBytes is the size of each rank's shared segment, a multiple of
+	// 8 of at least MinSegmentBytes plus the header's per-rank table.
+	// Zero means DefaultSegmentBytes.
+	SegmentBytes int64
+	// Transport moves data between ranks. Nil means the in-process
+	// transport (package inproc).
+	Transport transport.Transport
+	// Check turns on cross-rank argument checking of collective calls
+	// (AllAlloc sizes now; collectives in package coll): a mismatch is
+	// reported at once, naming the ranks and values, at the cost of extra
+	// synchronisation.
+	Check bool
+	// SyncTimeout bounds every wait for other ranks (barrier, lock, Wait).
+	// Zero means DefaultSyncTimeout; a negative value means no bound.
+	SyncTimeout time.Duration
+	// ShutdownTimeout is how long Run waits, after the first failure, for
+	// the other in-process ranks to return before it gives up on them and
+	// reports them as stuck. Zero means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// FragmentBytes is the largest single transfer; bulk operations split
+	// larger ones. Zero means DefaultFragmentBytes.
+	FragmentBytes int64
+	// JobID names the job for transports that need a name. Empty means a
+	// name made from the process id and time.
+	JobID string
+}
+
+// WithDefaults returns c with every zero field replaced by its default.
+func (c Config) WithDefaults() Config {
+	if c.Ranks == 0 {
+		c.Ranks = runtime.GOMAXPROCS(0)
+	}
+	if c.RanksPerNode == 0 {
+		c.RanksPerNode = c.Ranks
+	}
+	if c.SegmentBytes == 0 {
+		c.SegmentBytes = DefaultSegmentBytes
+	}
+	if c.SyncTimeout == 0 {
+		c.SyncTimeout = DefaultSyncTimeout
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.FragmentBytes == 0 {
+		c.FragmentBytes = DefaultFragmentBytes
+	}
+	return c
+}
+
+// Validate reports every problem with c (after defaults are applied), joined
+// into one error, or nil.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs []error
+	if c.Ranks < 1 {
+		errs = append(errs, fmt.Errorf("pgas: Ranks = %d, want at least 1", c.Ranks))
+	}
+	if c.RanksPerNode < 1 {
+		errs = append(errs, fmt.Errorf("pgas: RanksPerNode = %d, want at least 1", c.RanksPerNode))
+	} else if c.Ranks >= 1 && c.RanksPerNode > c.Ranks {
+		errs = append(errs, fmt.Errorf("pgas: RanksPerNode = %d exceeds Ranks = %d", c.RanksPerNode, c.Ranks))
+	}
+	if c.SegmentBytes%8 != 0 {
+		errs = append(errs, fmt.Errorf("pgas: SegmentBytes = %d is not a multiple of 8", c.SegmentBytes))
+	}
+	if c.Ranks >= 1 {
+		if min := MinSegmentBytes + headerBytes(c.Ranks); c.SegmentBytes < min {
+			errs = append(errs, fmt.Errorf("pgas: SegmentBytes = %d, want at least %d for %d ranks", c.SegmentBytes, min, c.Ranks))
+		}
+	}
+	if c.ShutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("pgas: ShutdownTimeout = %v is negative", c.ShutdownTimeout))
+	}
+	if c.FragmentBytes < 8 {
+		errs = append(errs, fmt.Errorf("pgas: FragmentBytes = %d, want at least 8", c.FragmentBytes))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) job() transport.Job {
+	j := transport.Job{ID: c.JobID, Ranks: c.Ranks, SegmentBytes: c.SegmentBytes}
+	if c.SyncTimeout > 0 {
+		j.SyncTimeout = c.SyncTimeout
+	}
+	return j
+}

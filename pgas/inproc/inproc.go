@@ -1,0 +1,328 @@
+// Package inproc is the in-process transport: every rank is a goroutine of
+// the calling process and every segment is a block of ordinary memory that
+// the transport owns.
+//
+// Puts and gets are memory copies into and out of the target's registered
+// segment, done by the transport on behalf of the caller, the way a
+// shared-memory or RDMA transport would do them; they complete before they
+// return, so Fence has nothing to wait for. Atomics are hardware atomics on
+// the owner's segment word. Barriers are split-phase: a phase completes when
+// every rank has notified it.
+//
+// inproc is the default transport of pgas.Run and needs no set-up:
+//
+//	err := pgas.Run(ctx, pgas.Config{Ranks: 8}, body) // uses inproc
+package inproc
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/pgasmr/pgasmr/pgas/transport"
+)
+
+// Transport is the in-process transport. The zero value is ready to use.
+type Transport struct{}
+
+var _ transport.Transport = (*Transport)(nil)
+
+// New returns an in-process transport.
+func New() *Transport { return &Transport{} }
+
+// Name returns "inproc".
+func (*Transport) Name() string { return "inproc" }
+
+// Open allocates one zeroed segment per rank and returns all the endpoints.
+func (*Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endpoint, error) {
+	if job.Ranks < 1 {
+		return nil, fmt.Errorf("inproc: job needs at least 1 rank, got %d", job.Ranks)
+	}
+	if job.SegmentBytes < 0 || job.SegmentBytes%8 != 0 {
+		return nil, fmt.Errorf("inproc: segment size %d is not a non-negative multiple of 8", job.SegmentBytes)
+	}
+	j := &jobState{
+		job:     job,
+		segs:    make([][]byte, job.Ranks),
+		failed:  make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	j.phases.m = make(map[uint64]*phase)
+	eps := make([]transport.Endpoint, job.Ranks)
+	for r := range eps {
+		// Back each segment with []uint64 so that 8-byte words are aligned.
+		words := make([]uint64, job.SegmentBytes/8)
+		if len(words) > 0 {
+			j.segs[r] = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), job.SegmentBytes)
+		} else {
+			j.segs[r] = []byte{}
+		}
+		eps[r] = &endpoint{j: j, rank: r}
+	}
+	// A cancelled job context fails the job so that no rank waits for a
+	// rank that has stopped.
+	go func() {
+		select {
+		case <-ctx.Done():
+			j.fail(-1, ctx.Err())
+		case <-j.failed:
+		case <-j.stopped:
+		}
+	}()
+	return eps, nil
+}
+
+type phase struct {
+	notified int
+	waited   int
+	arrived  []bool
+	done     chan struct{}
+}
+
+type jobState struct {
+	job  transport.Job
+	segs [][]byte
+
+	phases struct {
+		sync.Mutex
+		m map[uint64]*phase
+	}
+
+	failOnce  sync.Once
+	failed    chan struct{}
+	isFailed  atomic.Bool
+	failErr   error // set before failed is closed
+	failRank  int
+	closedEps atomic.Int64
+	stopped   chan struct{} // closed when every endpoint is closed
+}
+
+func (j *jobState) fail(rank int, err error) {
+	j.failOnce.Do(func() {
+		if rank < 0 {
+			j.failErr = err
+		} else {
+			j.failErr = &transport.RankFailedError{Rank: rank, Cause: err}
+		}
+		j.failRank = rank
+		j.isFailed.Store(true)
+		close(j.failed)
+	})
+}
+
+// err returns the job's failure, or nil.
+func (j *jobState) err() error {
+	if !j.isFailed.Load() {
+		return nil
+	}
+	<-j.failed
+	return j.failErr
+}
+
+func (j *jobState) phase(p uint64) *phase {
+	ph := j.phases.m[p]
+	if ph == nil {
+		ph = &phase{arrived: make([]bool, j.job.Ranks), done: make(chan struct{})}
+		j.phases.m[p] = ph
+	}
+	return ph
+}
+
+type endpoint struct {
+	j        *jobState
+	rank     int
+	phase    uint64
+	notified bool
+	closed   atomic.Bool
+}
+
+var _ transport.Endpoint = (*endpoint)(nil)
+
+func (e *endpoint) Rank() int       { return e.rank }
+func (e *endpoint) Size() int       { return e.j.job.Ranks }
+func (e *endpoint) Segment() []byte { return e.j.segs[e.rank] }
+func (e *endpoint) Fail(err error)  { e.j.fail(e.rank, err) }
+func (e *endpoint) String() string  { return fmt.Sprintf("inproc rank %d/%d", e.rank, e.j.job.Ranks) }
+func (e *endpoint) segBytes() int64 { return e.j.job.SegmentBytes }
+func (e *endpoint) word(r int, off int64) *int64 {
+	return (*int64)(unsafe.Pointer(&e.j.segs[r][off]))
+}
+
+// pre is the check every operation makes first.
+func (e *endpoint) pre(ctx context.Context) error {
+	if e.closed.Load() {
+		return fmt.Errorf("inproc rank %d: %w", e.rank, transport.ErrClosed)
+	}
+	if err := e.j.err(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+func (e *endpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := transport.CheckRange(e.j.job.Ranks, e.segBytes(), rank, off, int64(len(src))); err != nil {
+		return fmt.Errorf("inproc: put: %w", err)
+	}
+	copy(e.j.segs[rank][off:], src)
+	return nil
+}
+
+func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := transport.CheckRange(e.j.job.Ranks, e.segBytes(), rank, off, int64(len(dst))); err != nil {
+		return fmt.Errorf("inproc: get: %w", err)
+	}
+	copy(dst, e.j.segs[rank][off:])
+	return nil
+}
+
+func (e *endpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
+	return transport.Done{Err: e.Put(ctx, rank, off, src)}
+}
+
+func (e *endpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
+	return transport.Done{Err: e.Get(ctx, rank, off, dst)}
+}
+
+// Fence has nothing to wait for: puts complete before they return.
+func (e *endpoint) Fence(ctx context.Context) error { return e.pre(ctx) }
+
+func (e *endpoint) atomicPre(ctx context.Context, rank int, off int64) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := transport.CheckAtomic(e.j.job.Ranks, e.segBytes(), rank, off); err != nil {
+		return fmt.Errorf("inproc: atomic: %w", err)
+	}
+	return nil
+}
+
+func (e *endpoint) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
+	if err := e.atomicPre(ctx, rank, off); err != nil {
+		return 0, err
+	}
+	return atomic.AddInt64(e.word(rank, off), delta) - delta, nil
+}
+
+func (e *endpoint) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
+	if err := e.atomicPre(ctx, rank, off); err != nil {
+		return 0, err
+	}
+	w := e.word(rank, off)
+	for {
+		if atomic.CompareAndSwapInt64(w, old, new) {
+			return old, nil
+		}
+		if cur := atomic.LoadInt64(w); cur != old {
+			return cur, nil
+		}
+	}
+}
+
+func (e *endpoint) Load(ctx context.Context, rank int, off int64) (int64, error) {
+	if err := e.atomicPre(ctx, rank, off); err != nil {
+		return 0, err
+	}
+	return atomic.LoadInt64(e.word(rank, off)), nil
+}
+
+func (e *endpoint) Notify(ctx context.Context) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if e.notified {
+		return fmt.Errorf("inproc rank %d: notify of phase %d called twice without wait", e.rank, e.phase)
+	}
+	j := e.j
+	j.phases.Lock()
+	ph := j.phase(e.phase)
+	ph.notified++
+	ph.arrived[e.rank] = true
+	if ph.notified == j.job.Ranks {
+		close(ph.done)
+	}
+	j.phases.Unlock()
+	e.notified = true
+	return nil
+}
+
+func (e *endpoint) Wait(ctx context.Context) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if !e.notified {
+		return fmt.Errorf("inproc rank %d: wait of phase %d without notify", e.rank, e.phase)
+	}
+	j := e.j
+	j.phases.Lock()
+	ph := j.phase(e.phase)
+	j.phases.Unlock()
+
+	var timeout <-chan time.Time
+	if d := j.job.SyncTimeout; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-ph.done:
+	case <-j.failed:
+		return j.err()
+	case <-ctx.Done():
+		if err := j.err(); err != nil {
+			return err
+		}
+		return ctx.Err()
+	case <-timeout:
+		if err := j.err(); err != nil {
+			return err
+		}
+		j.phases.Lock()
+		var missing []int
+		for r, ok := range ph.arrived {
+			if !ok {
+				missing = append(missing, r)
+			}
+		}
+		j.phases.Unlock()
+		return fmt.Errorf("inproc rank %d: barrier phase %d: waited %v for ranks %v: %w",
+			e.rank, e.phase, j.job.SyncTimeout, missing, transport.ErrTimeout)
+	}
+	if err := j.err(); err != nil {
+		return err
+	}
+	j.phases.Lock()
+	ph.waited++
+	if ph.waited == j.job.Ranks {
+		delete(j.phases.m, e.phase)
+	}
+	j.phases.Unlock()
+	e.phase++
+	e.notified = false
+	return nil
+}
+
+func (e *endpoint) Barrier(ctx context.Context) error {
+	if err := e.Notify(ctx); err != nil {
+		return err
+	}
+	return e.Wait(ctx)
+}
+
+func (e *endpoint) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	if e.j.closedEps.Add(1) == int64(e.j.job.Ranks) {
+		close(e.j.stopped)
+	}
+	return nil
+}

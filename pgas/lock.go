@@ -1,0 +1,121 @@
+package pgas
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// LockRef names a lock: two int64 words (next ticket, now serving) at
+// (Home, Off). It is plain data, so it can be stored in a shared array and
+// opened by other ranks with Rank.OpenLock.
+type LockRef struct {
+	Home int
+	Off  int64
+}
+
+// Lock is a fair (FIFO) ticket lock built on atomics executed at the lock's
+// home rank, so the same code runs on every transport. Lock acquires in
+// ticket order; TryLock never waits; Unlock fences first, so the puts of the
+// critical section are complete at their targets before the next holder
+// enters.
+type Lock struct {
+	r   *Rank
+	ref LockRef
+}
+
+// Ref returns the lock's reference.
+func (l *Lock) Ref() LockRef { return l.ref }
+
+// AllLockAlloc is collective (upc_all_lock_alloc): every rank gets the same
+// lock, homed on rank 0.
+func (r *Rank) AllLockAlloc(ctx context.Context) (*Lock, error) {
+	reg, err := r.AllAlloc(ctx, 16)
+	if err != nil {
+		return nil, err
+	}
+	return &Lock{r: r, ref: LockRef{Home: 0, Off: reg.Off}}, nil
+}
+
+// GlobalLockAlloc is called by one rank (upc_global_lock_alloc): the lock is
+// homed on the caller, and other ranks open it from its Ref.
+func (r *Rank) GlobalLockAlloc(ctx context.Context) (*Lock, error) {
+	reg, err := r.Alloc(ctx, 16)
+	if err != nil {
+		return nil, err
+	}
+	return &Lock{r: r, ref: LockRef{Home: r.id, Off: reg.Off}}, nil
+}
+
+// OpenLock returns this rank's handle on the lock ref names.
+func (r *Rank) OpenLock(ref LockRef) *Lock {
+	r.checkRank(ref.Home)
+	return &Lock{r: r, ref: ref}
+}
+
+// Lock blocks until this rank holds the lock. It fails with an error
+// wrapping ErrTimeout after Config.SyncTimeout; the lock is then unusable
+// (the ticket taken is never served) and the job should fail.
+func (l *Lock) Lock(ctx context.Context) error {
+	r := l.r
+	t, err := r.FetchAdd(ctx, l.ref.Home, l.ref.Off, 1)
+	if err != nil {
+		return fmt.Errorf("pgas: lock: %w", err)
+	}
+	var deadline time.Time
+	if r.cfg.SyncTimeout > 0 {
+		deadline = time.Now().Add(r.cfg.SyncTimeout)
+	}
+	for spin := 0; ; spin++ {
+		s, err := r.AtomicLoad(ctx, l.ref.Home, l.ref.Off+8)
+		if err != nil {
+			return fmt.Errorf("pgas: lock: %w", err)
+		}
+		if s == t {
+			return nil
+		}
+		if spin&63 == 63 && !deadline.IsZero() && time.Now().After(deadline) {
+			return fmt.Errorf("pgas: rank %d: lock at rank %d offset %d: ticket %d waited %v, serving %d: %w",
+				r.id, l.ref.Home, l.ref.Off, t, r.cfg.SyncTimeout, s, ErrTimeout)
+		}
+		backoff(spin)
+	}
+}
+
+// backoff yields for the first spins and then sleeps, up to 100µs.
+func backoff(spin int) {
+	if spin < 16 {
+		runtime.Gosched()
+		return
+	}
+	d := time.Microsecond << min(spin-16, 7)
+	time.Sleep(d)
+}
+
+// TryLock takes the lock if it is free and reports whether it did
+// (upc_lock_attempt). It never waits.
+func (l *Lock) TryLock(ctx context.Context) (bool, error) {
+	r := l.r
+	s, err := r.AtomicLoad(ctx, l.ref.Home, l.ref.Off+8)
+	if err != nil {
+		return false, fmt.Errorf("pgas: trylock: %w", err)
+	}
+	prev, err := r.CompareAndSwap(ctx, l.ref.Home, l.ref.Off, s, s+1)
+	if err != nil {
+		return false, fmt.Errorf("pgas: trylock: %w", err)
+	}
+	return prev == s, nil
+}
+
+// Unlock releases the lock after a Fence. Unlocking a lock this rank does
+// not hold is a programmer error the lock cannot detect.
+func (l *Lock) Unlock(ctx context.Context) error {
+	if err := l.r.Fence(ctx); err != nil {
+		return fmt.Errorf("pgas: unlock: %w", err)
+	}
+	if _, err := l.r.FetchAdd(ctx, l.ref.Home, l.ref.Off+8, 1); err != nil {
+		return fmt.Errorf("pgas: unlock: %w", err)
+	}
+	return nil
+}

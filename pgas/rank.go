@@ -1,0 +1,275 @@
+package pgas
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas/transport"
+)
+
+// Rank is one rank of a running job: MYTHREAD is ID(), THREADS is N().
+//
+// A Rank and the arrays, locks and plans made from it belong to the rank's
+// goroutine (the one Run called fn on); methods documented as concurrent-safe
+// are the exception. Ranks never touch each other's Go memory: data crosses
+// ranks only through segments and the transport, and every such transfer is
+// counted in Stats.
+type Rank struct {
+	ep    transport.Endpoint
+	cfg   Config
+	id, n int
+	seg   []byte // this rank's own segment
+
+	heap    localHeap
+	allocs  int64 // number of AllAlloc calls, selects the result slot
+	stats   Stats
+	scratch []uint64 // element staging for remote Get/Put
+}
+
+func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error) {
+	if ep.Size() != cfg.Ranks {
+		return nil, fmt.Errorf("transport reports %d ranks, config has %d", ep.Size(), cfg.Ranks)
+	}
+	seg := ep.Segment()
+	if int64(len(seg)) != cfg.SegmentBytes {
+		return nil, fmt.Errorf("transport segment is %d bytes, config has %d", len(seg), cfg.SegmentBytes)
+	}
+	r := &Rank{ep: ep, cfg: cfg, id: ep.Rank(), n: ep.Size(), seg: seg}
+	r.stats.Rank = r.id
+	r.stats.Peers = make([]PeerStats, r.n)
+	r.heap.init(cfg.SegmentBytes)
+	if r.id == 0 {
+		r.initHeader()
+	}
+	return r, nil
+}
+
+// ID returns this rank's number, MYTHREAD, in [0, N()).
+func (r *Rank) ID() int { return r.id }
+
+// N returns the number of ranks, THREADS.
+func (r *Rank) N() int { return r.n }
+
+// Config returns the job's configuration with defaults applied.
+func (r *Rank) Config() Config { return r.cfg }
+
+// Node returns the logical node of this rank.
+func (r *Rank) Node() int { return r.NodeOf(r.id) }
+
+// NodeOf returns the logical node of rank: rank / RanksPerNode.
+func (r *Rank) NodeOf(rank int) int { return rank / r.cfg.RanksPerNode }
+
+// Nodes returns the number of logical nodes.
+func (r *Rank) Nodes() int { return (r.n + r.cfg.RanksPerNode - 1) / r.cfg.RanksPerNode }
+
+// TransportName names the transport the job runs on.
+func (r *Rank) TransportName() string {
+	if r.cfg.Transport == nil {
+		return "inproc"
+	}
+	return r.cfg.Transport.Name()
+}
+
+// Segment returns this rank's own shared segment. Offsets in it are the
+// offsets of Region and Ptr. Writing to it races with other ranks' puts
+// unless a barrier or lock orders them.
+func (r *Rank) Segment() []byte { return r.seg }
+
+func (r *Rank) checkRank(rank int) {
+	if rank < 0 || rank >= r.n {
+		panic(fmt.Sprintf("pgas: rank %d out of range [0,%d)", rank, r.n))
+	}
+}
+
+// PutBytes copies src into [off, off+len(src)) of rank's segment, through
+// the transport unless rank is this rank. The data is visible to others at
+// this rank's next Fence or Barrier.
+func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) error {
+	r.checkRank(rank)
+	if rank == r.id {
+		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(src))); err != nil {
+			return fmt.Errorf("pgas: put: %w", err)
+		}
+		copy(r.seg[off:], src)
+		r.stats.countLocal(OpPut, len(src))
+		return nil
+	}
+	for len(src) > 0 {
+		n := min(int64(len(src)), r.cfg.FragmentBytes)
+		r.stats.countRemote(OpPut, rank, int(n), 0)
+		if err := r.ep.Put(ctx, rank, off, src[:n]); err != nil {
+			return fmt.Errorf("pgas: put %d bytes to rank %d at %d: %w", n, rank, off, err)
+		}
+		src, off = src[n:], off+n
+	}
+	return nil
+}
+
+// GetBytes fills dst from [off, off+len(dst)) of rank's segment.
+func (r *Rank) GetBytes(ctx context.Context, rank int, off int64, dst []byte) error {
+	r.checkRank(rank)
+	if rank == r.id {
+		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(dst))); err != nil {
+			return fmt.Errorf("pgas: get: %w", err)
+		}
+		copy(dst, r.seg[off:])
+		r.stats.countLocal(OpGet, len(dst))
+		return nil
+	}
+	h := r.getBytesAsync(ctx, rank, off, dst, nil)
+	return h.Wait(ctx)
+}
+
+// Handle is an outstanding non-blocking transfer.
+type Handle struct {
+	hs  []transport.Handle
+	err error
+}
+
+// Wait blocks until every transfer of h is complete and returns the first
+// error. Waiting on a zero Handle returns nil at once.
+func (h *Handle) Wait(ctx context.Context) error {
+	err := h.err
+	for _, x := range h.hs {
+		if e := x.Wait(ctx); e != nil && err == nil {
+			err = e
+		}
+	}
+	h.hs = h.hs[:0]
+	h.err = nil
+	return err
+}
+
+func (r *Rank) getBytesAsync(ctx context.Context, rank int, off int64, dst []byte, h *Handle) *Handle {
+	if h == nil {
+		h = &Handle{}
+	}
+	for len(dst) > 0 {
+		n := min(int64(len(dst)), r.cfg.FragmentBytes)
+		r.stats.countRemote(OpGet, rank, 0, int(n))
+		h.hs = append(h.hs, errHandle{r.ep.GetAsync(ctx, rank, off, dst[:n]), "get", rank, off, n})
+		dst, off = dst[n:], off+n
+	}
+	return h
+}
+
+func (r *Rank) putBytesAsync(ctx context.Context, rank int, off int64, src []byte, h *Handle) *Handle {
+	if h == nil {
+		h = &Handle{}
+	}
+	for len(src) > 0 {
+		n := min(int64(len(src)), r.cfg.FragmentBytes)
+		r.stats.countRemote(OpPut, rank, int(n), 0)
+		h.hs = append(h.hs, errHandle{r.ep.PutAsync(ctx, rank, off, src[:n]), "put", rank, off, n})
+		src, off = src[n:], off+n
+	}
+	return h
+}
+
+// errHandle adds the operation to a transport handle's error.
+type errHandle struct {
+	h    transport.Handle
+	op   string
+	rank int
+	off  int64
+	n    int64
+}
+
+func (e errHandle) Wait(ctx context.Context) error {
+	if err := e.h.Wait(ctx); err != nil {
+		return fmt.Errorf("pgas: %s %d bytes of rank %d at %d: %w", e.op, e.n, e.rank, e.off, err)
+	}
+	return nil
+}
+
+// FetchAdd atomically adds delta to the int64 at (rank, off) and returns
+// the old value. The operation runs at the owner, also when rank is this
+// rank, so it is atomic with every other rank's atomics on that word.
+func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
+	r.checkRank(rank)
+	r.countAtomic(rank)
+	v, err := r.ep.FetchAdd(ctx, rank, off, delta)
+	if err != nil {
+		return 0, fmt.Errorf("pgas: fetch-add at rank %d offset %d: %w", rank, off, err)
+	}
+	return v, nil
+}
+
+// CompareAndSwap atomically sets the int64 at (rank, off) to new if it
+// holds old, and returns the value it held before.
+func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
+	r.checkRank(rank)
+	r.countAtomic(rank)
+	v, err := r.ep.CompareAndSwap(ctx, rank, off, old, new)
+	if err != nil {
+		return 0, fmt.Errorf("pgas: compare-and-swap at rank %d offset %d: %w", rank, off, err)
+	}
+	return v, nil
+}
+
+// AtomicLoad atomically reads the int64 at (rank, off).
+func (r *Rank) AtomicLoad(ctx context.Context, rank int, off int64) (int64, error) {
+	r.checkRank(rank)
+	r.countAtomic(rank)
+	v, err := r.ep.Load(ctx, rank, off)
+	if err != nil {
+		return 0, fmt.Errorf("pgas: atomic load at rank %d offset %d: %w", rank, off, err)
+	}
+	return v, nil
+}
+
+func (r *Rank) countAtomic(rank int) {
+	if rank == r.id {
+		r.stats.Local[OpAtomic]++
+		return
+	}
+	r.stats.Remote[OpAtomic]++
+	r.stats.Peers[rank].Messages++
+}
+
+// Fence blocks until every put this rank issued is complete at its target.
+func (r *Rank) Fence(ctx context.Context) error {
+	r.stats.Fences++
+	if err := r.ep.Fence(ctx); err != nil {
+		return fmt.Errorf("pgas: fence: %w", err)
+	}
+	return nil
+}
+
+// Barrier blocks until every rank has called Barrier (upc_barrier). It
+// implies a Fence: puts issued before it are visible to every rank after it.
+func (r *Rank) Barrier(ctx context.Context) error {
+	t0 := time.Now()
+	err := r.ep.Barrier(ctx)
+	r.stats.Barriers++
+	r.stats.BarrierTime += time.Since(t0)
+	if err != nil {
+		return fmt.Errorf("pgas: barrier: %w", err)
+	}
+	return nil
+}
+
+// Notify is the first half of a split-phase barrier (upc_notify): it
+// announces that this rank reached the barrier and returns at once, without
+// waiting for other ranks. It implies a Fence. Every Notify must be followed
+// by a Wait before the next Notify or Barrier.
+func (r *Rank) Notify(ctx context.Context) error {
+	if err := r.ep.Notify(ctx); err != nil {
+		return fmt.Errorf("pgas: notify: %w", err)
+	}
+	return nil
+}
+
+// Wait is the second half of a split-phase barrier (upc_wait): it blocks
+// until every rank has notified.
+func (r *Rank) Wait(ctx context.Context) error {
+	t0 := time.Now()
+	err := r.ep.Wait(ctx)
+	r.stats.Barriers++
+	r.stats.BarrierTime += time.Since(t0)
+	if err != nil {
+		return fmt.Errorf("pgas: wait: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package pgas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/transport"
+)
+
+// Transport is the interface transports implement; see package transport
+// for its contract.
+type Transport = transport.Transport
+
+// RankFailedError reports that a rank failed; see package transport.
+type RankFailedError = transport.RankFailedError
+
+// ErrTimeout is wrapped by a wait for other ranks that exceeded
+// Config.SyncTimeout.
+var ErrTimeout = transport.ErrTimeout
+
+// PanicError is the error of a rank whose function panicked.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack)
+}
+
+// Run runs fn as every rank of a job that this process hosts: all of the
+// ranks on the in-process transport, the one rank a launcher started this
+// process for on a process transport. Each rank calls fn with its own
+// *Rank. There is an implicit barrier before fn and after it.
+//
+// The first rank whose fn returns an error or panics fails the job: every
+// other rank's blocking calls return an error naming it, the ctx passed to fn
+// is cancelled, and Run returns the error wrapped with the rank ("pgas: rank
+// 3: ..."). Errors that only report another rank's failure are not repeated.
+// Run waits for the ranks it hosts to return; after a failure it waits at
+// most Config.ShutdownTimeout and then reports the ranks that did not stop.
+func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) error) error {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.JobID == "" {
+		cfg.JobID = fmt.Sprintf("pgas-%d-%d", os.Getpid(), time.Now().UnixNano())
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		tr = inproc.New()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	eps, err := tr.Open(ctx, cfg.job())
+	if err != nil {
+		return fmt.Errorf("pgas: %s transport: %w", tr.Name(), err)
+	}
+	if len(eps) == 0 {
+		return fmt.Errorf("pgas: %s transport opened no endpoints", tr.Name())
+	}
+
+	type result struct {
+		rank int
+		err  error
+	}
+	results := make(chan result, len(eps))
+	failed := make(chan struct{})
+	var failOnce sync.Once
+	for _, ep := range eps {
+		go func() {
+			err := runRank(ctx, cfg, ep, fn)
+			if err != nil {
+				ep.Fail(err)
+				failOnce.Do(func() { close(failed); cancel() })
+			}
+			results <- result{ep.Rank(), err}
+		}()
+	}
+
+	errs := make(map[int]error, len(eps))
+	pending := make(map[int]bool, len(eps))
+	for _, ep := range eps {
+		pending[ep.Rank()] = true
+	}
+	var deadline <-chan time.Time
+	for len(pending) > 0 {
+		select {
+		case res := <-results:
+			delete(pending, res.rank)
+			if res.err != nil {
+				errs[res.rank] = res.err
+			}
+		case <-failed:
+			failed = nil
+			t := time.NewTimer(cfg.ShutdownTimeout)
+			defer t.Stop()
+			deadline = t.C
+		case <-deadline:
+			stuck := make([]int, 0, len(pending))
+			for r := range pending {
+				stuck = append(stuck, r)
+			}
+			slices.Sort(stuck)
+			errs[-1] = fmt.Errorf("pgas: ranks %v did not return within %v of the failure", stuck, cfg.ShutdownTimeout)
+			pending = nil
+		}
+	}
+	for _, ep := range eps {
+		if err := ep.Close(); err != nil && errs[ep.Rank()] == nil {
+			errs[ep.Rank()] = fmt.Errorf("close: %w", err)
+		}
+	}
+	return summarise(errs)
+}
+
+// summarise keeps the errors that are causes, not echoes of another rank's
+// failure, and names the rank of each.
+func summarise(errs map[int]error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	ranks := make([]int, 0, len(errs))
+	for r := range errs {
+		ranks = append(ranks, r)
+	}
+	slices.Sort(ranks)
+	var causes, echoes []error
+	for _, r := range ranks {
+		err := errs[r]
+		if r < 0 {
+			causes = append(causes, err)
+			continue
+		}
+		wrapped := fmt.Errorf("pgas: rank %d: %w", r, err)
+		var rf *RankFailedError
+		if errors.As(err, &rf) && rf.Rank != r || errors.Is(err, context.Canceled) {
+			echoes = append(echoes, wrapped)
+		} else {
+			causes = append(causes, wrapped)
+		}
+	}
+	if len(causes) == 0 {
+		// Only echoes: report the failure they point at.
+		return errors.Join(echoes...)
+	}
+	return errors.Join(causes...)
+}
+
+func runRank(ctx context.Context, cfg Config, ep transport.Endpoint, fn func(context.Context, *Rank) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	r, err := newRank(ctx, cfg, ep)
+	if err != nil {
+		return err
+	}
+	if err := r.Barrier(ctx); err != nil {
+		return fmt.Errorf("start barrier: %w", err)
+	}
+	if err := fn(ctx, r); err != nil {
+		return err
+	}
+	if err := r.Barrier(ctx); err != nil {
+		return fmt.Errorf("end barrier: %w", err)
+	}
+	return nil
+}

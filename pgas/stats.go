@@ -1,0 +1,196 @@
+package pgas
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// OpKind classifies counted operations.
+type OpKind int
+
+// The kinds of counted operations.
+const (
+	OpGet OpKind = iota
+	OpPut
+	OpAtomic
+	NumOpKinds
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case OpGet:
+		return "get"
+	case OpPut:
+		return "put"
+	case OpAtomic:
+		return "atomic"
+	}
+	return fmt.Sprintf("OpKind(%d)", int(k))
+}
+
+// PeerStats counts one rank's traffic with one peer. A message is one
+// transport call (a Get, a Put or a fragment of a bulk transfer, or an
+// atomic).
+type PeerStats struct {
+	Messages      int64
+	BytesSent     int64 // by puts to the peer
+	BytesReceived int64 // by gets from the peer
+}
+
+// Stats counts one rank's operations. Local operations are served by the
+// fast path (owner == me) and move no message; remote ones go through the
+// transport, one count per message.
+type Stats struct {
+	Rank        int
+	Local       [NumOpKinds]int64
+	Remote      [NumOpKinds]int64
+	LocalBytes  int64       // bytes copied by local gets and puts
+	Peers       []PeerStats // indexed by peer rank
+	Barriers    int64       // barriers and waits
+	BarrierTime time.Duration
+	Fences      int64
+}
+
+func (s *Stats) countLocal(k OpKind, n int) {
+	s.Local[k]++
+	s.LocalBytes += int64(n)
+}
+
+func (s *Stats) countRemote(k OpKind, peer, sent, recv int) {
+	s.Remote[k]++
+	p := &s.Peers[peer]
+	p.Messages++
+	p.BytesSent += int64(sent)
+	p.BytesReceived += int64(recv)
+}
+
+// BytesSent is the sum of bytes put to other ranks.
+func (s Stats) BytesSent() int64 {
+	var t int64
+	for _, p := range s.Peers {
+		t += p.BytesSent
+	}
+	return t
+}
+
+// BytesReceived is the sum of bytes got from other ranks.
+func (s Stats) BytesReceived() int64 {
+	var t int64
+	for _, p := range s.Peers {
+		t += p.BytesReceived
+	}
+	return t
+}
+
+// Messages is the number of transport messages this rank issued.
+func (s Stats) Messages() int64 {
+	var t int64
+	for _, p := range s.Peers {
+		t += p.Messages
+	}
+	return t
+}
+
+// Add adds o's counts into s; Peers are added element-wise. Rank is kept.
+func (s *Stats) Add(o Stats) {
+	for k := range s.Local {
+		s.Local[k] += o.Local[k]
+		s.Remote[k] += o.Remote[k]
+	}
+	s.LocalBytes += o.LocalBytes
+	if len(s.Peers) < len(o.Peers) {
+		s.Peers = append(s.Peers, make([]PeerStats, len(o.Peers)-len(s.Peers))...)
+	}
+	for i, p := range o.Peers {
+		s.Peers[i].Messages += p.Messages
+		s.Peers[i].BytesSent += p.BytesSent
+		s.Peers[i].BytesReceived += p.BytesReceived
+	}
+	s.Barriers += o.Barriers
+	s.BarrierTime += o.BarrierTime
+	s.Fences += o.Fences
+}
+
+// Stats returns a copy of this rank's counters.
+func (r *Rank) Stats() Stats {
+	s := r.stats
+	s.Peers = append([]PeerStats(nil), r.stats.Peers...)
+	return s
+}
+
+// ResetStats zeroes this rank's counters.
+func (r *Rank) ResetStats() {
+	clear(r.stats.Peers)
+	r.stats = Stats{Rank: r.id, Peers: r.stats.Peers}
+}
+
+// encode flattens s (without Rank) into int64 words.
+func (s Stats) encode() []int64 {
+	w := make([]int64, 0, statsWords(len(s.Peers)))
+	w = append(w, s.Local[:]...)
+	w = append(w, s.Remote[:]...)
+	w = append(w, s.LocalBytes, s.Barriers, int64(s.BarrierTime), s.Fences)
+	for _, p := range s.Peers {
+		w = append(w, p.Messages, p.BytesSent, p.BytesReceived)
+	}
+	return w
+}
+
+func statsWords(n int) int { return 2*int(NumOpKinds) + 4 + 3*n }
+
+func decodeStats(w []int64, n int) Stats {
+	var s Stats
+	k := int(NumOpKinds)
+	copy(s.Local[:], w[:k])
+	copy(s.Remote[:], w[k:2*k])
+	w = w[2*k:]
+	s.LocalBytes, s.Barriers, s.BarrierTime, s.Fences = w[0], w[1], time.Duration(w[2]), w[3]
+	w = w[4:]
+	s.Peers = make([]PeerStats, n)
+	for i := range s.Peers {
+		s.Peers[i] = PeerStats{w[3*i], w[3*i+1], w[3*i+2]}
+	}
+	return s
+}
+
+// AllStats is collective: every rank gets every rank's counters as they
+// were when it called AllStats, indexed by rank, and their sum. The
+// counters are exchanged through shared memory; the exchange itself is not
+// counted.
+func (r *Rank) AllStats(ctx context.Context) (per []Stats, sum Stats, err error) {
+	saved := r.Stats()
+	mine := saved.encode()
+	words := int64(len(mine))
+	reg, err := r.AllAlloc(ctx, words*8)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	for i, v := range mine {
+		binary.LittleEndian.PutUint64(r.seg[reg.Off+int64(i)*8:], uint64(v))
+	}
+	if err := r.Barrier(ctx); err != nil {
+		return nil, Stats{}, err
+	}
+	buf := make([]byte, words*8)
+	w := make([]int64, words)
+	per = make([]Stats, r.n)
+	sum = Stats{Rank: -1, Peers: make([]PeerStats, r.n)}
+	for p := range r.n {
+		if err := r.GetBytes(ctx, p, reg.Off, buf); err != nil {
+			return nil, Stats{}, err
+		}
+		for i := range w {
+			w[i] = int64(binary.LittleEndian.Uint64(buf[i*8:]))
+		}
+		per[p] = decodeStats(w, r.n)
+		per[p].Rank = p
+		sum.Add(per[p])
+	}
+	if err := r.AllFree(ctx, reg); err != nil {
+		return nil, Stats{}, err
+	}
+	r.stats = saved
+	return per, sum, nil
+}

@@ -1,0 +1,181 @@
+// Package transport defines the contract between the pgas runtime and the
+// layers that move bytes between ranks.
+//
+// A Transport starts a job and hands back the endpoints of the ranks the
+// calling process hosts: all of them for the in-process transport, one for a
+// transport whose ranks are processes. Every rank owns one segment of
+// Job.SegmentBytes bytes; segments are addressed by (rank, offset) and are
+// the only memory a transport reads or writes on behalf of another rank.
+//
+// # The contract
+//
+//   - Reliable and FIFO per rank pair: operations a rank issues to one peer
+//     take effect in issue order, and none is lost.
+//   - One-sided: Put and Get on a peer's segment do not involve the peer's
+//     goroutines. A Put returns once its source may be reused; its data is
+//     guaranteed visible to other ranks only after the issuing rank's next
+//     Fence, Notify or Barrier. A Get returns with its destination filled.
+//   - Atomics (FetchAdd, CompareAndSwap, Load) execute at the owner of the
+//     word and are atomic with respect to every other atomic on that word,
+//     from any rank. They must not be mixed with Put/Get on the same word
+//     without synchronisation.
+//   - Synchronisation: Notify/Wait is a split-phase barrier over all ranks
+//     of the job; Barrier is Notify then Wait. Both imply a Fence.
+//   - Failure: when any rank fails (Fail is called, its process dies, or
+//     the job's context is cancelled), every blocking call on every rank
+//     returns, within a bounded time, an error that wraps a *RankFailedError
+//     naming the failed rank (or the context's error). Nothing hangs.
+//   - Time-outs: a synchronisation call that waits longer than
+//     Job.SyncTimeout for other ranks returns an error wrapping ErrTimeout.
+//
+// Endpoints are used by the goroutine of their rank. Put, Get, their async
+// forms and the atomics may also be called from other goroutines working for
+// the same rank; Notify, Wait and Barrier may not be called concurrently.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Job describes a job to a Transport.
+type Job struct {
+	// ID names the job (used for shared-memory segment names and logs).
+	ID string
+	// Ranks is the number of ranks in the job.
+	Ranks int
+	// SegmentBytes is the size of every rank's segment, a multiple of 8.
+	SegmentBytes int64
+	// SyncTimeout bounds how long a synchronisation call waits for other
+	// ranks before it fails with ErrTimeout. Zero means no bound.
+	SyncTimeout time.Duration
+}
+
+// Transport starts jobs.
+type Transport interface {
+	// Name is a short lowercase name such as "inproc".
+	Name() string
+	// Open starts job and returns the endpoints of the ranks this process
+	// hosts, in increasing rank order. The segments are zeroed. ctx bounds
+	// the life of the job: cancelling it fails every blocking call.
+	Open(ctx context.Context, job Job) ([]Endpoint, error)
+}
+
+// Handle is an outstanding non-blocking operation.
+type Handle interface {
+	// Wait blocks until the operation is complete (a Get's destination is
+	// filled; a Put's source may be reused) and returns its error.
+	Wait(ctx context.Context) error
+}
+
+// Endpoint is one rank's view of a job.
+type Endpoint interface {
+	// Rank is this endpoint's rank in [0, Size()).
+	Rank() int
+	// Size is the number of ranks in the job.
+	Size() int
+	// Segment is this rank's own segment. The slice aliases the memory that
+	// other ranks reach with Put and Get; it is valid until Close.
+	Segment() []byte
+
+	// Put copies src to [off, off+len(src)) of rank's segment. It returns
+	// when src may be reused; completion at the target is guaranteed only
+	// at the next Fence, Notify or Barrier of this rank.
+	Put(ctx context.Context, rank int, off int64, src []byte) error
+	// Get copies [off, off+len(dst)) of rank's segment into dst and returns
+	// when dst is filled.
+	Get(ctx context.Context, rank int, off int64, dst []byte) error
+	// PutAsync starts a Put; src must not be modified until the handle's
+	// Wait returns.
+	PutAsync(ctx context.Context, rank int, off int64, src []byte) Handle
+	// GetAsync starts a Get; dst must not be read until the handle's Wait
+	// returns.
+	GetAsync(ctx context.Context, rank int, off int64, dst []byte) Handle
+	// Fence blocks until every Put this rank issued is complete at its
+	// target.
+	Fence(ctx context.Context) error
+
+	// FetchAdd atomically adds delta to the int64 at (rank, off), which must
+	// be 8-byte aligned, and returns the old value.
+	FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error)
+	// CompareAndSwap atomically replaces the int64 at (rank, off) with new
+	// if it equals old, and returns the value it held before the call.
+	CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error)
+	// Load atomically reads the int64 at (rank, off).
+	Load(ctx context.Context, rank int, off int64) (int64, error)
+
+	// Notify announces that this rank reached the current barrier phase. It
+	// implies a Fence and does not wait for other ranks.
+	Notify(ctx context.Context) error
+	// Wait blocks until every rank has notified the current phase, then
+	// moves this rank to the next phase.
+	Wait(ctx context.Context) error
+	// Barrier is Notify followed by Wait.
+	Barrier(ctx context.Context) error
+
+	// Fail marks this rank as failed with err: every other rank's blocking
+	// calls return an error naming it. Fail may be called more than once;
+	// the first cause wins.
+	Fail(err error)
+	// Close releases the endpoint. Calls after Close return ErrClosed.
+	Close() error
+}
+
+// Sentinel errors shared by every transport.
+var (
+	// ErrTimeout is wrapped by a synchronisation call that waited longer
+	// than Job.SyncTimeout.
+	ErrTimeout = errors.New("timed out waiting for other ranks")
+	// ErrClosed is returned by calls on a closed endpoint.
+	ErrClosed = errors.New("endpoint closed")
+	// ErrOutOfRange is wrapped by accesses outside a segment or to a rank
+	// that does not exist.
+	ErrOutOfRange = errors.New("out of range")
+	// ErrMisaligned is wrapped by an atomic on an address that is not a
+	// multiple of 8.
+	ErrMisaligned = errors.New("atomic address not 8-byte aligned")
+)
+
+// RankFailedError reports that a rank of the job failed. Every rank's
+// blocking calls return it (possibly wrapped) once any rank has failed.
+type RankFailedError struct {
+	Rank  int
+	Cause error
+}
+
+func (e *RankFailedError) Error() string {
+	return fmt.Sprintf("rank %d failed: %v", e.Rank, e.Cause)
+}
+
+func (e *RankFailedError) Unwrap() error { return e.Cause }
+
+// CheckRange returns an error wrapping ErrOutOfRange unless rank is in
+// [0, ranks) and [off, off+n) lies within a segment of segBytes bytes.
+func CheckRange(ranks int, segBytes int64, rank int, off, n int64) error {
+	if rank < 0 || rank >= ranks {
+		return fmt.Errorf("rank %d not in [0,%d): %w", rank, ranks, ErrOutOfRange)
+	}
+	if off < 0 || n < 0 || off > segBytes || n > segBytes-off {
+		return fmt.Errorf("bytes [%d,%d) of rank %d outside segment of %d bytes: %w", off, off+n, rank, segBytes, ErrOutOfRange)
+	}
+	return nil
+}
+
+// CheckAtomic is CheckRange for an 8-byte word plus an alignment check.
+func CheckAtomic(ranks int, segBytes int64, rank int, off int64) error {
+	if err := CheckRange(ranks, segBytes, rank, off, 8); err != nil {
+		return err
+	}
+	if off%8 != 0 {
+		return fmt.Errorf("offset %d of rank %d: %w", off, rank, ErrMisaligned)
+	}
+	return nil
+}
+
+// Done is a Handle that is already complete with Err.
+type Done struct{ Err error }
+
+// Wait returns h.Err.
+func (h Done) Wait(context.Context) error { return h.Err }
