@@ -1,0 +1,64 @@
+package spmv
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/pgasmr/pgasmr/pgas"
+)
+
+// BenchmarkSpMV compares the strategies of seeds/000 on a synthetic EllPack
+// matrix with 16 off-diagonals per row. One op is one step y = Dx + Ax.
+// On inproc there is no slow remote path, so expect v3 ≈ v1 > v2 (the
+// paper's one-node column), with naive far behind.
+func BenchmarkSpMV(b *testing.B) {
+	p := Params{N: 1 << 16, RNZ: 16, Far: 0.05, Seed: 1}
+	for _, ranks := range []int{2, 4} {
+		for s := Naive; s <= V3; s++ {
+			b.Run(fmt.Sprintf("ranks=%d/n=%d/%v", ranks, p.N, s), func(b *testing.B) {
+				b.SetBytes(p.N * (int64(p.RNZ)*16 + 24))
+				err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, SegmentBytes: 64 << 20}, func(ctx context.Context, r *pgas.Rank) error {
+					sv, err := NewSolver(ctx, r, p, 4096, s)
+					if err != nil {
+						return err
+					}
+					if err := r.Barrier(ctx); err != nil {
+						return err
+					}
+					if r.ID() == 0 {
+						b.ResetTimer()
+					}
+					for range b.N {
+						if err := sv.Step(ctx, s); err != nil {
+							return err
+						}
+					}
+					if r.ID() == 0 {
+						b.StopTimer()
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSequential is one step on one core without the runtime, for
+// scale.
+func BenchmarkSequential(b *testing.B) {
+	p := Params{N: 1 << 16, RNZ: 16, Far: 0.05, Seed: 1}
+	b.SetBytes(p.N * (int64(p.RNZ)*16 + 24))
+	m := NewMatrix(p)
+	x := make([]float64, p.N)
+	y := make([]float64, p.N)
+	for i := range x {
+		x[i] = X0(int64(i))
+	}
+	for b.Loop() {
+		m.Mul(y, x)
+	}
+}
