@@ -403,7 +403,7 @@ func (r *Rank) AllFree(ctx context.Context, reg Region) error {
 // own segment; only the rank itself allocates from it.
 type localHeap struct {
 	low  int64
-	free []extent          // sorted, coalesced
+	free []extent        // sorted, coalesced
 	used map[int64]int64 // off -> size
 }
 
