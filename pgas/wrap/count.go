@@ -1,0 +1,327 @@
+package wrap
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/pgasmr/pgasmr/pgas/transport"
+)
+
+// Op is a kind of endpoint operation counted by Counting. It indexes
+// Counts.Ops.
+type Op int
+
+// The kinds of counted operations, one per Endpoint method that does
+// something (Rank, Size, Segment, Fail and Close are not counted).
+const (
+	OpPut      Op = iota // Endpoint.Put
+	OpGet                // Endpoint.Get
+	OpPutAsync           // Endpoint.PutAsync
+	OpGetAsync           // Endpoint.GetAsync
+	OpFence              // Endpoint.Fence
+	OpFetchAdd           // Endpoint.FetchAdd
+	OpCAS                // Endpoint.CompareAndSwap
+	OpLoad               // Endpoint.Load
+	OpNotify             // Endpoint.Notify
+	OpWait               // Endpoint.Wait
+	OpBarrier            // Endpoint.Barrier
+	NumOps               // number of kinds; not a kind
+)
+
+var opNames = [NumOps]string{
+	OpPut:      "put",
+	OpGet:      "get",
+	OpPutAsync: "putasync",
+	OpGetAsync: "getasync",
+	OpFence:    "fence",
+	OpFetchAdd: "fetchadd",
+	OpCAS:      "cas",
+	OpLoad:     "load",
+	OpNotify:   "notify",
+	OpWait:     "wait",
+	OpBarrier:  "barrier",
+}
+
+// String returns the lowercase name of the kind: "put", "get", "putasync",
+// "getasync", "fence", "fetchadd", "cas", "load", "notify", "wait" or
+// "barrier".
+func (o Op) String() string {
+	if o >= 0 && o < NumOps {
+		return opNames[o]
+	}
+	return fmt.Sprintf("wrap.Op(%d)", int(o))
+}
+
+// PeerCounts counts the traffic between one rank and one peer. A message is
+// one Put, Get, PutAsync, GetAsync, FetchAdd, CompareAndSwap or Load call
+// naming the peer (the peer may be the calling rank itself).
+type PeerCounts struct {
+	Messages      int64
+	BytesSent     int64 // by Put and PutAsync to the peer
+	BytesReceived int64 // by Get and GetAsync from the peer
+}
+
+// Counts is a snapshot of the operations of one rank (or, from
+// Counting.Total, of all ranks).
+type Counts struct {
+	// Ops counts endpoint calls by kind.
+	Ops [NumOps]int64
+	// Peers is indexed by peer rank and has one entry per rank of the job.
+	Peers []PeerCounts
+}
+
+// Messages is the number of messages to all peers.
+func (c Counts) Messages() int64 {
+	var n int64
+	for _, p := range c.Peers {
+		n += p.Messages
+	}
+	return n
+}
+
+// BytesSent is the number of bytes put to all peers.
+func (c Counts) BytesSent() int64 {
+	var n int64
+	for _, p := range c.Peers {
+		n += p.BytesSent
+	}
+	return n
+}
+
+// BytesReceived is the number of bytes got from all peers.
+func (c Counts) BytesReceived() int64 {
+	var n int64
+	for _, p := range c.Peers {
+		n += p.BytesReceived
+	}
+	return n
+}
+
+// Counting is a transport that counts the operations of every endpoint of
+// the inner transport, per rank and per peer.
+//
+// Operations are counted when they are issued, whether or not they succeed;
+// a call whose peer rank does not exist counts as an operation but not as a
+// message. The counts of the latest job are readable from any goroutine,
+// while the job runs and after it ends. Each Open starts the counts again
+// from zero for the new job; endpoints of an earlier job still running go on
+// counting into that job's counters, which are no longer visible.
+//
+// A Counting is safe for concurrent use.
+type Counting struct {
+	inner transport.Transport
+	cur   atomic.Pointer[countJob]
+}
+
+var _ transport.Transport = (*Counting)(nil)
+
+// NewCounting returns a transport that counts the operations of inner's
+// endpoints. It panics if inner is nil.
+func NewCounting(inner transport.Transport) *Counting {
+	mustInner("NewCounting", inner)
+	return &Counting{inner: inner}
+}
+
+// countJob holds the counters of one job, allocated at Open.
+type countJob struct {
+	ranks []rankCounters
+}
+
+type rankCounters struct {
+	ops   [NumOps]atomic.Int64
+	peers []peerCounters
+}
+
+type peerCounters struct {
+	messages, sent, received atomic.Int64
+}
+
+// Name returns the inner transport's name followed by "+counting".
+func (c *Counting) Name() string { return c.inner.Name() + "+counting" }
+
+// Open opens job on the inner transport and wraps every endpoint it returns.
+// The counts start again from zero.
+func (c *Counting) Open(ctx context.Context, job transport.Job) ([]transport.Endpoint, error) {
+	eps, err := c.inner.Open(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	n := max(job.Ranks, 0)
+	cj := &countJob{ranks: make([]rankCounters, n)}
+	for r := range cj.ranks {
+		cj.ranks[r].peers = make([]peerCounters, n)
+	}
+	c.cur.Store(cj)
+	out := make([]transport.Endpoint, len(eps))
+	for i, ep := range eps {
+		ce := &countEndpoint{inner: ep}
+		if r := ep.Rank(); hosted(r, len(cj.ranks)) {
+			ce.rc = &cj.ranks[r]
+		} else {
+			// The inner transport broke its contract; count nothing
+			// rather than index out of range.
+			ce.rc = &rankCounters{}
+		}
+		out[i] = ce
+	}
+	return out, nil
+}
+
+// Counts returns a snapshot of the counts of rank in the latest job. It
+// returns the zero Counts if no job was opened or rank is not in the job.
+func (c *Counting) Counts(rank int) Counts {
+	cj := c.cur.Load()
+	if cj == nil || !hosted(rank, len(cj.ranks)) {
+		return Counts{}
+	}
+	return cj.ranks[rank].snapshot()
+}
+
+// Total returns the sum of the counts of every rank of the latest job:
+// Total().Peers[p] is the traffic of all ranks with peer p.
+func (c *Counting) Total() Counts {
+	cj := c.cur.Load()
+	if cj == nil {
+		return Counts{}
+	}
+	t := Counts{Peers: make([]PeerCounts, len(cj.ranks))}
+	for r := range cj.ranks {
+		s := cj.ranks[r].snapshot()
+		for k, n := range s.Ops {
+			t.Ops[k] += n
+		}
+		for p, pc := range s.Peers {
+			t.Peers[p].Messages += pc.Messages
+			t.Peers[p].BytesSent += pc.BytesSent
+			t.Peers[p].BytesReceived += pc.BytesReceived
+		}
+	}
+	return t
+}
+
+// Reset sets every count of the latest job to zero. Operations that run
+// concurrently with Reset may be counted before or after it.
+func (c *Counting) Reset() {
+	cj := c.cur.Load()
+	if cj == nil {
+		return
+	}
+	for r := range cj.ranks {
+		rc := &cj.ranks[r]
+		for k := range rc.ops {
+			rc.ops[k].Store(0)
+		}
+		for p := range rc.peers {
+			pc := &rc.peers[p]
+			pc.messages.Store(0)
+			pc.sent.Store(0)
+			pc.received.Store(0)
+		}
+	}
+}
+
+func (rc *rankCounters) snapshot() Counts {
+	var s Counts
+	for k := range rc.ops {
+		s.Ops[k] = rc.ops[k].Load()
+	}
+	s.Peers = make([]PeerCounts, len(rc.peers))
+	for p := range rc.peers {
+		pc := &rc.peers[p]
+		s.Peers[p] = PeerCounts{
+			Messages:      pc.messages.Load(),
+			BytesSent:     pc.sent.Load(),
+			BytesReceived: pc.received.Load(),
+		}
+	}
+	return s
+}
+
+// countEndpoint counts the calls of one rank and passes them on. (The inner
+// endpoint is not embedded, so that a method added to transport.Endpoint
+// cannot slip past the wrapper uncounted.)
+type countEndpoint struct {
+	inner transport.Endpoint
+	rc    *rankCounters
+}
+
+var _ transport.Endpoint = (*countEndpoint)(nil)
+
+// msg counts one operation of kind op that is a message to peer carrying
+// sent bytes out and received bytes back.
+func (e *countEndpoint) msg(op Op, peer int, sent, received int) {
+	e.rc.ops[op].Add(1)
+	if !hosted(peer, len(e.rc.peers)) {
+		return
+	}
+	pc := &e.rc.peers[peer]
+	pc.messages.Add(1)
+	if sent != 0 {
+		pc.sent.Add(int64(sent))
+	}
+	if received != 0 {
+		pc.received.Add(int64(received))
+	}
+}
+
+func (e *countEndpoint) Rank() int       { return e.inner.Rank() }
+func (e *countEndpoint) Size() int       { return e.inner.Size() }
+func (e *countEndpoint) Segment() []byte { return e.inner.Segment() }
+func (e *countEndpoint) Fail(err error)  { e.inner.Fail(err) }
+func (e *countEndpoint) Close() error    { return e.inner.Close() }
+
+func (e *countEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
+	e.msg(OpPut, rank, len(src), 0)
+	return e.inner.Put(ctx, rank, off, src)
+}
+
+func (e *countEndpoint) Get(ctx context.Context, rank int, off int64, dst []byte) error {
+	e.msg(OpGet, rank, 0, len(dst))
+	return e.inner.Get(ctx, rank, off, dst)
+}
+
+func (e *countEndpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
+	e.msg(OpPutAsync, rank, len(src), 0)
+	return e.inner.PutAsync(ctx, rank, off, src)
+}
+
+func (e *countEndpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
+	e.msg(OpGetAsync, rank, 0, len(dst))
+	return e.inner.GetAsync(ctx, rank, off, dst)
+}
+
+func (e *countEndpoint) Fence(ctx context.Context) error {
+	e.rc.ops[OpFence].Add(1)
+	return e.inner.Fence(ctx)
+}
+
+func (e *countEndpoint) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
+	e.msg(OpFetchAdd, rank, 0, 0)
+	return e.inner.FetchAdd(ctx, rank, off, delta)
+}
+
+func (e *countEndpoint) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
+	e.msg(OpCAS, rank, 0, 0)
+	return e.inner.CompareAndSwap(ctx, rank, off, old, new)
+}
+
+func (e *countEndpoint) Load(ctx context.Context, rank int, off int64) (int64, error) {
+	e.msg(OpLoad, rank, 0, 0)
+	return e.inner.Load(ctx, rank, off)
+}
+
+func (e *countEndpoint) Notify(ctx context.Context) error {
+	e.rc.ops[OpNotify].Add(1)
+	return e.inner.Notify(ctx)
+}
+
+func (e *countEndpoint) Wait(ctx context.Context) error {
+	e.rc.ops[OpWait].Add(1)
+	return e.inner.Wait(ctx)
+}
+
+func (e *countEndpoint) Barrier(ctx context.Context) error {
+	e.rc.ops[OpBarrier].Add(1)
+	return e.inner.Barrier(ctx)
+}
