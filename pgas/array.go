@@ -190,6 +190,20 @@ func (a *Array[T]) check(i, n int64) {
 	}
 }
 
+// locate returns the owner of element i and its index there, with one
+// division by the block size and one by the rank count.
+func (a *Array[T]) locate(i int64) (int, int64) {
+	l := &a.lay
+	b := i / l.Block
+	ph := i - b*l.Block
+	rb := b / int64(l.Ranks)
+	owner := int64(l.First) + b - rb*int64(l.Ranks)
+	if owner >= int64(l.Ranks) {
+		owner -= int64(l.Ranks)
+	}
+	return int(owner), rb*l.Block + ph
+}
+
 // offset returns the owner and byte offset of element i.
 func (a *Array[T]) offset(i int64) (int, int64) {
 	return a.lay.Owner(i), a.reg.Off + a.lay.LocalIndex(i)*a.esz
@@ -213,11 +227,12 @@ func (r *Rank) scratchBytes(n int64) []byte {
 // Get returns element i. It panics if i is out of range.
 func (a *Array[T]) Get(ctx context.Context, i int64) (T, error) {
 	a.check(i, 1)
-	owner, off := a.offset(i)
+	owner, li := a.locate(i)
 	if owner == a.r.id {
 		a.r.stats.countLocal(OpGet, int(a.esz))
-		return a.local[a.lay.LocalIndex(i)], nil
+		return a.local[li], nil
 	}
+	off := a.reg.Off + li*a.esz
 	buf := a.r.scratchBytes(a.esz)
 	a.r.stats.countRemote(OpGet, owner, 0, int(a.esz))
 	if err := a.r.ep.Get(ctx, owner, off, buf); err != nil {
@@ -231,12 +246,13 @@ func (a *Array[T]) Get(ctx context.Context, i int64) (T, error) {
 // Barrier. It panics if i is out of range.
 func (a *Array[T]) Put(ctx context.Context, i int64, v T) error {
 	a.check(i, 1)
-	owner, off := a.offset(i)
+	owner, li := a.locate(i)
 	if owner == a.r.id {
 		a.r.stats.countLocal(OpPut, int(a.esz))
-		a.local[a.lay.LocalIndex(i)] = v
+		a.local[li] = v
 		return nil
 	}
+	off := a.reg.Off + li*a.esz
 	a.r.stats.countRemote(OpPut, owner, int(a.esz), 0)
 	buf := a.r.scratchBytes(a.esz)
 	*(*T)(unsafe.Pointer(&buf[0])) = v
