@@ -141,6 +141,7 @@ func (r *Rank) withAllocLock(ctx context.Context, f func() error) error {
 
 // symAlloc reserves size bytes at the same offset on every rank.
 func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off int64, err error) {
+	asked := size
 	size = max(align(size), allocAlign)
 	err = r.withAllocLock(ctx, func() error {
 		st, err := r.readSym(ctx)
@@ -161,11 +162,11 @@ func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off int64, 
 			if st.floor-cur >= size {
 				at, off = len(st.ext), cur
 			} else {
-				return &OutOfMemoryError{Op: op, Asked: size, Left: free + max(0, st.floor-cur), SegmentBytes: r.cfg.SegmentBytes}
+				return &OutOfMemoryError{Op: op, Asked: asked, Left: free + max(0, st.floor-cur), SegmentBytes: r.cfg.SegmentBytes}
 			}
 		}
 		if len(st.ext) >= maxExtents {
-			return &OutOfMemoryError{Op: op, Asked: size, TooManyRegions: true}
+			return &OutOfMemoryError{Op: op, Asked: asked, TooManyRegions: true}
 		}
 		st.ext = slices.Insert(st.ext, at, extent{off, size})
 		st.high = max(st.high, off+size)
@@ -326,6 +327,7 @@ func (r *Rank) Alloc(ctx context.Context, size int64) (Region, error) {
 	if size < 0 {
 		panic(fmt.Sprintf("pgas: Alloc of %d bytes", size))
 	}
+	asked := size
 	size = max(align(size), allocAlign)
 	off, ok := r.heap.take(size)
 	if !ok {
@@ -342,7 +344,7 @@ func (r *Rank) Alloc(ctx context.Context, size int64) (Region, error) {
 			}
 			newLow := r.heap.low - grow
 			if newLow < st.high {
-				return &OutOfMemoryError{Op: "Alloc", Asked: size, Left: r.heap.freeBytes() + max(0, r.heap.low-st.high), SegmentBytes: r.cfg.SegmentBytes}
+				return &OutOfMemoryError{Op: "Alloc", Asked: asked, Left: r.heap.freeBytes() + max(0, r.heap.low-st.high), SegmentBytes: r.cfg.SegmentBytes}
 			}
 			if newLow < st.floor {
 				st.floor = newLow
@@ -362,7 +364,7 @@ func (r *Rank) Alloc(ctx context.Context, size int64) (Region, error) {
 		}
 	}
 	clear(r.seg[off : off+size])
-	return Region{Off: off, Size: size, Owner: r.id}, nil
+	return Region{Off: off, Size: asked, Owner: r.id}, nil
 }
 
 // Free releases a region (upc_free). A symmetric region is freed by one
@@ -408,7 +410,7 @@ type localHeap struct {
 }
 
 func (h *localHeap) init(end int64) {
-	h.low = end
+	h.low = end &^ (allocAlign - 1) // keep local regions 64-byte aligned
 	h.used = map[int64]int64{}
 }
 

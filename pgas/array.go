@@ -118,8 +118,15 @@ func OpenArray[T any](r *Rank, ref ArrayRef) (*Array[T], error) {
 	if err := CheckElem[T](); err != nil {
 		return nil, err
 	}
-	if ref.Layout.Ranks != r.n {
-		return nil, fmt.Errorf("pgas: array ref for %d ranks opened in a job of %d", ref.Layout.Ranks, r.n)
+	l := ref.Layout
+	if l.Ranks != r.n {
+		return nil, fmt.Errorf("pgas: array ref for %d ranks opened in a job of %d", l.Ranks, r.n)
+	}
+	if l.N < 0 || l.Block < 1 || l.First < 0 || l.First >= l.Ranks {
+		return nil, fmt.Errorf("pgas: array ref has an invalid layout %+v", l)
+	}
+	if !ref.Region.Symmetric() && (ref.Region.Owner != l.First || l.Blocks() > 1 || ref.Region.Owner >= r.n) {
+		return nil, fmt.Errorf("pgas: array ref %+v: a local region holds only an indefinite array on its owner", ref)
 	}
 	need := ref.Layout.LocalCap() * int64(unsafe.Sizeof(*new(T)))
 	if !ref.Region.Symmetric() {
