@@ -306,6 +306,19 @@ func (a *Array[T]) GetRangeAsync(ctx context.Context, dst []T, start int64) *Han
 	return h
 }
 
+// GetAsync starts reading element i into *dst; *dst must not be read
+// until the handle's Wait returns. Several outstanding GetAsync calls
+// overlap their latencies.
+func (a *Array[T]) GetAsync(ctx context.Context, i int64, dst *T) *Handle {
+	return a.GetRangeAsync(ctx, unsafe.Slice(dst, 1), i)
+}
+
+// PutAsync starts storing v as element i; the value is copied, and the
+// put is complete at the next Fence or Barrier.
+func (a *Array[T]) PutAsync(ctx context.Context, i int64, v T) *Handle {
+	return a.PutRangeAsync(ctx, i, []T{v})
+}
+
 // GetRange copies elements [start, start+len(dst)) into dst (upc_memget
 // across blocks and ranks).
 func (a *Array[T]) GetRange(ctx context.Context, dst []T, start int64) error {

@@ -169,6 +169,12 @@ func TestAsyncOverlapsLatency(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		for g, blk := range a.MyBlocks() {
+			blk[0] = g * 10
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
 		if r.ID() != 0 {
 			return nil
 		}
@@ -176,7 +182,7 @@ func TestAsyncOverlapsLatency(t *testing.T) {
 		t0 := time.Now()
 		hs := make([]*pgas.Handle, k)
 		for j := range k {
-			hs[j] = a.GetRangeAsync(ctx, vals[j:j+1], int64(2*j+1)) // all on rank 1
+			hs[j] = a.GetAsync(ctx, int64(2*j+1), &vals[j]) // all on rank 1
 		}
 		for _, h := range hs {
 			if err := h.Wait(ctx); err != nil {
@@ -191,8 +197,13 @@ func TestAsyncOverlapsLatency(t *testing.T) {
 			}
 		}
 		sync := time.Since(t0)
+		for j, v := range vals {
+			if v != int64(2*j+1)*10 {
+				return fmt.Errorf("GetAsync of element %d = %d; want %d", 2*j+1, v, (2*j+1)*10)
+			}
+		}
 		if async >= 3*d {
-			return fmt.Errorf("%d outstanding GetRangeAsync took %v; want about one latency (%v)", k, async, d)
+			return fmt.Errorf("%d outstanding GetAsync took %v; want about one latency (%v)", k, async, d)
 		}
 		if sync < k*d {
 			return fmt.Errorf("%d blocking Gets took %v; want at least %v", k, sync, k*d)
