@@ -1238,3 +1238,38 @@ func TestLockMutualExclusion(t *testing.T) {
 		return nil
 	})
 }
+
+func TestLockFree(t *testing.T) {
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 3}, func(ctx context.Context, r *pgas.Rank) error {
+		all, err := r.AllLockAlloc(ctx)
+		if err != nil {
+			return err
+		}
+		if err := all.Free(ctx); err == nil {
+			return fmt.Errorf("Free of an AllLockAlloc lock succeeded")
+		}
+		if err := all.AllFree(ctx); err != nil {
+			return err
+		}
+		g, err := r.GlobalLockAlloc(ctx)
+		if err != nil {
+			return err
+		}
+		if err := r.OpenLock(g.Ref()).Free(ctx); err == nil {
+			return fmt.Errorf("Free of an opened lock succeeded")
+		}
+		if err := g.AllFree(ctx); err == nil {
+			return fmt.Errorf("AllFree of a GlobalLockAlloc lock succeeded")
+		}
+		if err := g.Free(ctx); err != nil {
+			return err
+		}
+		if err := g.Free(ctx); err == nil {
+			return fmt.Errorf("double Free of a lock succeeded")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -23,6 +23,8 @@ type LockRef struct {
 type Lock struct {
 	r   *Rank
 	ref LockRef
+	reg Region // set on the handle that allocated the lock
+	own bool
 }
 
 // Ref returns the lock's reference.
@@ -35,7 +37,7 @@ func (r *Rank) AllLockAlloc(ctx context.Context) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{r: r, ref: LockRef{Home: 0, Off: reg.Off}}, nil
+	return &Lock{r: r, ref: LockRef{Home: 0, Off: reg.Off}, reg: reg, own: true}, nil
 }
 
 // GlobalLockAlloc is called by one rank (upc_global_lock_alloc): the lock is
@@ -45,7 +47,24 @@ func (r *Rank) GlobalLockAlloc(ctx context.Context) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{r: r, ref: LockRef{Home: r.id, Off: reg.Off}}, nil
+	return &Lock{r: r, ref: LockRef{Home: r.id, Off: reg.Off}, reg: reg, own: true}, nil
+}
+
+// Free releases a lock made by GlobalLockAlloc (upc_lock_free); only the
+// rank that allocated it may call it, when no rank uses the lock any more.
+func (l *Lock) Free(ctx context.Context) error {
+	if !l.own || l.reg.Symmetric() {
+		return fmt.Errorf("pgas: rank %d: Free of a lock it did not allocate with GlobalLockAlloc (use AllFree for AllLockAlloc locks)", l.r.id)
+	}
+	return l.r.Free(ctx, l.reg)
+}
+
+// AllFree is collective: it releases a lock made by AllLockAlloc.
+func (l *Lock) AllFree(ctx context.Context) error {
+	if !l.own || !l.reg.Symmetric() {
+		return fmt.Errorf("pgas: rank %d: AllFree of a lock not made by AllLockAlloc", l.r.id)
+	}
+	return l.r.AllFree(ctx, l.reg)
 }
 
 // OpenLock returns this rank's handle on the lock ref names.

@@ -142,15 +142,16 @@ func summarise(errs map[int]error) error {
 		}
 		wrapped := fmt.Errorf("pgas: rank %d: %w", r, err)
 		var rf *RankFailedError
-		if errors.As(err, &rf) && rf.Rank != r || errors.Is(err, context.Canceled) {
+		if errors.As(err, &rf) && rf.Rank != r || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			echoes = append(echoes, wrapped)
 		} else {
 			causes = append(causes, wrapped)
 		}
 	}
 	if len(causes) == 0 {
-		// Only echoes: report the failure they point at.
-		return errors.Join(echoes...)
+		// Only echoes (a cancelled job, or a cause on a rank this process
+		// does not host): they all report the same failure; give the first.
+		return echoes[0]
 	}
 	return errors.Join(causes...)
 }

@@ -159,7 +159,15 @@ func (e *endpoint) pre(ctx context.Context) error {
 	if err := e.j.err(); err != nil {
 		return err
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		// A context cancelled because a rank failed reports that rank:
+		// Run records the failure before it cancels.
+		if ferr := e.j.err(); ferr != nil {
+			return ferr
+		}
+		return err
+	}
+	return nil
 }
 
 func (e *endpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {

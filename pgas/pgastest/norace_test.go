@@ -1,0 +1,5 @@
+//go:build !race
+
+package pgastest_test
+
+const raceEnabled = false
