@@ -13,7 +13,8 @@ import (
 //	[0, 64)            allocator words (used on rank 0): lock, high-water, floor, extents
 //	[64, 128)          two AllAlloc result slots (every rank)
 //	[128, 128+8N)      argument-check table (rank 0)
-//	[extOff, heapStart) extent table of the symmetric heap (rank 0)
+//	[extOff, +16K)     extent table of the symmetric heap (rank 0)
+//	[.., heapStart)    the world team's control block (every rank)
 //	[heapStart, floor) symmetric heap, allocated first-fit upward
 //	[low_r, end)       rank r's local heap (Alloc), grown downward
 //
@@ -41,8 +42,11 @@ func align(n int64) int64 { return (n + allocAlign - 1) &^ (allocAlign - 1) }
 
 func extOff(ranks int) int64 { return align(hCheck + 8*int64(ranks)) }
 
+// worldCtlOff is the offset of the world team's control block.
+func worldCtlOff(ranks int) int64 { return extOff(ranks) + maxExtents*16 }
+
 // headerBytes is the size of the segment header for a job of ranks ranks.
-func headerBytes(ranks int) int64 { return extOff(ranks) + maxExtents*16 }
+func headerBytes(ranks int) int64 { return worldCtlOff(ranks) + teamCtlBytes }
 
 // Region is a block of shared memory. Owner is -1 for a symmetric block
 // (the same offsets are reserved on every rank, from AllAlloc or

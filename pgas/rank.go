@@ -25,6 +25,7 @@ type Rank struct {
 	allocs  int64 // number of AllAlloc calls, selects the result slot
 	stats   Stats
 	scratch []uint64 // element staging for remote Get/Put
+	world   *Team
 }
 
 func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error) {
