@@ -211,9 +211,22 @@ func (a *Array[T]) locate(i int64) (int, int64) {
 	return int(owner), rb*l.Block + ph
 }
 
+// Locate returns the owner of element i and the byte offset of the element
+// in the owner's segment. It panics if i is out of range.
+func (a *Array[T]) Locate(i int64) (rank int, off int64) {
+	a.check(i, 1)
+	return a.offset(i)
+}
+
 // offset returns the owner and byte offset of element i.
 func (a *Array[T]) offset(i int64) (int, int64) {
 	return a.lay.Owner(i), a.reg.Off + a.lay.LocalIndex(i)*a.esz
+}
+
+// Bytes returns the memory of s as bytes (no copy). T must be a type
+// CheckElem accepts.
+func Bytes[T any](s []T) []byte {
+	return sliceBytes(s, int64(unsafe.Sizeof(*new(T))))
 }
 
 func sliceBytes[T any](s []T, esz int64) []byte {

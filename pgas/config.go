@@ -26,7 +26,8 @@ type Config struct {
 	// Ranks is THREADS, the number of ranks. Zero means runtime.GOMAXPROCS(0).
 	Ranks int
 	// RanksPerNode maps ranks to logical nodes: rank r is on node
-	// r/RanksPerNode. Zero means all ranks on one node. In one process the
+	// r/RanksPerNode (the last node may be partly filled). Zero means all
+	// ranks on one node. In one process the
 	// nodes are logical; collectives use them to pick algorithms and the
 	// counters report traffic per node class.
 	RanksPerNode int
@@ -90,8 +91,6 @@ func (c Config) Validate() error {
 	}
 	if c.RanksPerNode < 1 {
 		errs = append(errs, fmt.Errorf("pgas: RanksPerNode = %d, want at least 1", c.RanksPerNode))
-	} else if c.Ranks >= 1 && c.RanksPerNode > c.Ranks {
-		errs = append(errs, fmt.Errorf("pgas: RanksPerNode = %d exceeds Ranks = %d", c.RanksPerNode, c.Ranks))
 	}
 	if c.SegmentBytes%8 != 0 {
 		errs = append(errs, fmt.Errorf("pgas: SegmentBytes = %d is not a multiple of 8", c.SegmentBytes))

@@ -142,6 +142,64 @@ func (h *Handle) Wait(ctx context.Context) error {
 	return err
 }
 
+// GetBytesAsync starts filling dst from [off, off+len(dst)) of rank's
+// segment and adds the transfers to h (a new Handle if h is nil), which it
+// returns. A local get is done before it returns. dst must not be read until
+// h.Wait returns.
+func (r *Rank) GetBytesAsync(ctx context.Context, rank int, off int64, dst []byte, h *Handle) *Handle {
+	r.checkRank(rank)
+	if rank == r.id {
+		if h == nil {
+			h = &Handle{}
+		}
+		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(dst))); err != nil {
+			if h.err == nil {
+				h.err = fmt.Errorf("pgas: get: %w", err)
+			}
+			return h
+		}
+		copy(dst, r.seg[off:])
+		r.stats.countLocal(OpGet, len(dst))
+		return h
+	}
+	return r.getBytesAsync(ctx, rank, off, dst, h)
+}
+
+// PutBytesAsync starts copying src into [off, off+len(src)) of rank's
+// segment and adds the transfers to h (a new Handle if h is nil), which it
+// returns. src must not be modified until h.Wait returns; the data is
+// complete at the target at this rank's next Fence or Barrier.
+func (r *Rank) PutBytesAsync(ctx context.Context, rank int, off int64, src []byte, h *Handle) *Handle {
+	r.checkRank(rank)
+	if rank == r.id {
+		if h == nil {
+			h = &Handle{}
+		}
+		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(src))); err != nil {
+			if h.err == nil {
+				h.err = fmt.Errorf("pgas: put: %w", err)
+			}
+			return h
+		}
+		copy(r.seg[off:], src)
+		r.stats.countLocal(OpPut, len(src))
+		return h
+	}
+	return r.putBytesAsync(ctx, rank, off, src, h)
+}
+
+// Add moves o's outstanding transfers into h.
+func (h *Handle) Add(o *Handle) {
+	if o == nil || o == h {
+		return
+	}
+	h.hs = append(h.hs, o.hs...)
+	if h.err == nil {
+		h.err = o.err
+	}
+	o.hs, o.err = nil, nil
+}
+
 func (r *Rank) getBytesAsync(ctx context.Context, rank int, off int64, dst []byte, h *Handle) *Handle {
 	if h == nil {
 		h = &Handle{}

@@ -35,6 +35,19 @@ type Team struct {
 	allocs  int64
 	sigs    int64
 	lineage string
+	values  map[any]any
+}
+
+// Value returns what SetValue stored under key on this member's handle,
+// or nil. Libraries built on teams (package coll) keep per-team state here.
+func (t *Team) Value(key any) any { return t.values[key] }
+
+// SetValue stores v under key on this member's handle.
+func (t *Team) SetValue(key, v any) {
+	if t.values == nil {
+		t.values = map[any]any{}
+	}
+	t.values[key] = v
 }
 
 // World returns the team of all ranks. Its barrier is the job's barrier.

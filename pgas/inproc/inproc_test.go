@@ -353,7 +353,6 @@ func TestValidate(t *testing.T) {
 		{pgas.Config{Ranks: 3, RanksPerNode: 3, SyncTimeout: -1}, nil},
 		{pgas.Config{Ranks: 2, SegmentBytes: pgas.MinSegmentBytes * 2, FragmentBytes: 8}, nil},
 		{pgas.Config{Ranks: -1}, []string{"Ranks = -1"}},
-		{pgas.Config{Ranks: 4, RanksPerNode: 5}, []string{"RanksPerNode = 5 exceeds Ranks = 4"}},
 		{pgas.Config{Ranks: 4, RanksPerNode: -2}, []string{"RanksPerNode = -2"}},
 		{pgas.Config{Ranks: 2, SegmentBytes: 1<<20 + 4}, []string{"not a multiple of 8"}},
 		{pgas.Config{Ranks: 2, SegmentBytes: 4096}, []string{"SegmentBytes = 4096, want at least"}},

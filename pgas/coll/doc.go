@@ -1,0 +1,57 @@
+// Package coll is the extended collectives library of the UPC world
+// (seeds/002 chapter 3 and appendix A) over the pgas runtime: the standard
+// families, in-place, rooted, vector-variant, team-based and get/put/priv
+// forms, as package-level generic functions. It uses only pgas's one-sided
+// operations, barriers and atomics, so it runs on every transport.
+//
+//	w := r.World()
+//	// priv broadcast: root's private slice to every member's private slice
+//	err := coll.Broadcast(ctx, w, coll.Private(dst), coll.Private(src), n, coll.Root(0))
+//	// UPC-MR's reduce-phase collective: variable counts, private in and out
+//	err = coll.AllgatherV(ctx, w, coll.Private(all), coll.Private(mine), counts, nil, nil)
+//
+// # Forms
+//
+// One function covers the four get/put/priv forms of a UPC collective: its
+// src and dst are each a Buf, Shared (a range of a pgas.Array) or Private
+// (the calling rank's slice). In-place forms are separate functions
+// (BroadcastInPlace, ...). Rooted forms take the Root option (a team id,
+// default 0). Teams come from pgas (Rank.World, Rank.Split,
+// Rank.NewTeam): a call on a team involves its members only, and disjoint
+// teams run collectives at the same time. AllThr selects the team_allthr
+// placement (by global rank). Counts are in elements of T; the raw (byte)
+// forms are the same functions with T = byte.
+//
+// # Synchronisation
+//
+// WithSync takes UPC's modes: InAll/InMy/InNo or'ed with
+// OutAll/OutMy/OutNo, default InAll|OutAll. MY is implemented as ALL, which
+// the UPC specification permits. With OutNo the library still never
+// overwrites internal staging another member may be reading: staging is
+// double-buffered and ordered by each staging round's barrier.
+//
+// # Algorithms
+//
+// Broadcast (and the reductions' final broadcast) follows a tree chosen by
+// WithAlgo over the rank-to-node topology of pgas.Config.RanksPerNode:
+// Flat (the root sends to everyone in one step), Binomial (recursive
+// halving over members grouped by node, ceil(log2 n) steps with a team
+// barrier between steps), BinomialFlat (binomial over one leader per node,
+// then flat inside each node), or Auto (flat on one node, binomial with
+// one rank per node, binomial-flat otherwise). Other families move every
+// chunk directly, in one step. Segment splits transfers into messages of at
+// most that many bytes. A private destination is filled by its own rank:
+// senders put into the receiver's staging area in its segment, and the
+// receiver copies from there after a barrier (seeds/002 fig. 3.7).
+//
+// # Rules
+//
+// Every member calls the same collectives in the same order with the same
+// single-valued arguments (counts, displacements, options, root). A
+// mismatch that makes members wait for each other ends in an error after
+// pgas.Config.SyncTimeout; with pgas.Config.Check each call first compares
+// its name and arguments across the team and the member that differs gets
+// an error naming both calls. Arguments that are wrong on their face (a
+// negative count, a non-permutation, a chunk outside its array or private
+// slice) panic with a message saying what is wrong.
+package coll

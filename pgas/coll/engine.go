@@ -1,0 +1,314 @@
+package coll
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/pgasmr/pgasmr/pgas"
+)
+
+// Every data-movement collective is planned the same way on every member,
+// from single-valued arguments only: as rounds of chunk moves. A move
+// copies n elements from a location in one buffer to a location in another;
+// a location is an element index of a shared array, or an offset in one
+// rank's private slice. Each rank then executes its own part of each round:
+//
+//	A  reads of shared sources it is the agent for; pushes: its private
+//	   data into shared destinations (put) or into the receiving rank's
+//	   staging area in shared memory (for a private destination);
+//	   shared-to-shared copies it is the agent for.
+//	   -- team barrier, if anything was staged --
+//	B  its private destinations: copies of its own private data, then
+//	   unloads of its staging area, then gets from shared sources.
+//
+// So a private slice is only touched by its own rank (seeds/002 fig. 3.7),
+// and every byte that crosses ranks goes through segment memory and the
+// transport. Staging areas are symmetric, grow-only, and double-buffered by
+// round parity, so a round never overwrites staging another rank may still
+// be unloading (safe under OutNo: the next staging round's barrier orders
+// it).
+
+const (
+	bufSrc uint8 = iota
+	bufDst
+)
+
+type loc struct {
+	buf  uint8
+	rank int   // private: the rank whose slice; shared: unused
+	idx  int64 // shared: element index; private: offset in the slice
+}
+
+type move struct {
+	src, dst loc
+	n        int64
+}
+
+// state is one member's per-team collective state.
+type state struct {
+	stage  pgas.Region
+	cap    int64 // bytes per half
+	parity int64
+}
+
+type stateKey struct{}
+
+func getState(t *pgas.Team) *state {
+	if s, ok := t.Value(stateKey{}).(*state); ok {
+		return s
+	}
+	s := &state{}
+	t.SetValue(stateKey{}, s)
+	return s
+}
+
+// ensure grows the staging area to at least need bytes per half. It is
+// collective: every member computes the same need.
+func (s *state) ensure(ctx context.Context, t *pgas.Team, need int64) error {
+	if need <= s.cap {
+		return nil
+	}
+	c := max(need, 2*s.cap, 4096)
+	if s.cap > 0 {
+		// Nobody may still be unloading the old area.
+		if err := t.AllFree(ctx, s.stage); err != nil {
+			return err
+		}
+	}
+	reg, err := t.AllAlloc(ctx, 2*c)
+	if err != nil {
+		return fmt.Errorf("coll: staging area of %d bytes: %w", 2*c, err)
+	}
+	s.stage, s.cap = reg, c
+	return nil
+}
+
+// call is one collective invocation on one member.
+type call[T any] struct {
+	t    *pgas.Team
+	r    *pgas.Rank
+	me   int
+	o    options
+	st   *state
+	esz  int64
+	segE int64 // elements per message
+	bufs [2]Buf[T]
+	name string
+}
+
+func newCall[T any](t *pgas.Team, name string, dst, src Buf[T], opts []Option) *call[T] {
+	if t == nil {
+		panic(fmt.Sprintf("coll: %s on a nil team", name))
+	}
+	o := collect(opts)
+	if o.root < 0 || o.root >= t.Size() {
+		panic(fmt.Sprintf("coll: %s: root %d is not a team id in [0,%d)", name, o.root, t.Size()))
+	}
+	r := t.Rank()
+	esz := int64(unsafe.Sizeof(*new(T)))
+	seg := o.segment
+	if seg == 0 {
+		seg = r.Config().FragmentBytes
+	}
+	return &call[T]{
+		t: t, r: r, me: r.ID(), o: o, st: getState(t), esz: esz,
+		segE: max(1, seg/esz), bufs: [2]Buf[T]{src, dst}, name: name,
+	}
+}
+
+// begin checks arguments across members (Config.Check) and synchronises
+// on entry. sig describes the single-valued arguments.
+func (c *call[T]) begin(ctx context.Context, sig func() string) error {
+	if c.r.Config().Check {
+		if err := c.t.CheckSame(ctx, fmt.Sprintf("%s(%s %s)", c.name, sig(), c.o)); err != nil {
+			return err
+		}
+	}
+	if c.o.sync.inSync() {
+		return c.wrap(c.t.Barrier(ctx))
+	}
+	return nil
+}
+
+// end synchronises on exit.
+func (c *call[T]) end(ctx context.Context) error {
+	if c.o.sync.outSync() {
+		return c.wrap(c.t.Barrier(ctx))
+	}
+	return c.wrap(c.r.Fence(ctx))
+}
+
+func (c *call[T]) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("coll: %s: %w", c.name, err)
+}
+
+func (c *call[T]) isPriv(l loc) bool { return c.bufs[l.buf].isPr }
+
+// privSlice returns this rank's private elements [idx, idx+n) of l's buffer.
+func (c *call[T]) privSlice(l loc, n int64) []T {
+	s := c.bufs[l.buf].priv
+	if l.idx < 0 || l.idx+n > int64(len(s)) {
+		panic(fmt.Sprintf("coll: %s: rank %d's private %s buffer has %d elements, needs [%d,%d)",
+			c.name, c.me, [...]string{"source", "destination"}[l.buf], len(s), l.idx, l.idx+n))
+	}
+	return s[l.idx : l.idx+n]
+}
+
+func (c *call[T]) arr(l loc) *pgas.Array[T] { return c.bufs[l.buf].arr }
+
+// checkShared panics if a shared location's range is outside its array.
+func (c *call[T]) checkShared(l loc, n int64) {
+	a := c.arr(l)
+	if l.idx < 0 || l.idx+n > a.Len() {
+		panic(fmt.Sprintf("coll: %s: shared %s elements [%d,%d) outside array of %d",
+			c.name, [...]string{"source", "destination"}[l.buf], l.idx, l.idx+n, a.Len()))
+	}
+}
+
+// agent returns the rank that performs a shared-to-shared move: the owner
+// of the first source element.
+func (c *call[T]) agent(m move) int {
+	rank, _ := c.arr(m.src).Locate(m.src.idx)
+	return rank
+}
+
+// run executes the rounds; inPlace means sources and destinations share a
+// buffer, so shared sources are read before anything is written.
+func (c *call[T]) run(ctx context.Context, rounds [][]move, inPlace bool) error {
+	for i, rd := range rounds {
+		if err := c.round(ctx, rd, inPlace); err != nil {
+			return c.wrap(err)
+		}
+		if i < len(rounds)-1 {
+			if err := c.t.Barrier(ctx); err != nil {
+				return c.wrap(err)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
+	r, me := c.r, c.me
+	// Staging layout, identical on every member.
+	stageOff := make([]int64, len(moves))
+	used := map[int]int64{}
+	var need int64
+	for i, m := range moves {
+		if m.n <= 0 {
+			continue
+		}
+		if !c.isPriv(m.src) {
+			c.checkShared(m.src, m.n)
+		}
+		if !c.isPriv(m.dst) {
+			c.checkShared(m.dst, m.n)
+		}
+		if c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank != m.dst.rank {
+			stageOff[i] = used[m.dst.rank]
+			used[m.dst.rank] += m.n * c.esz
+			need = max(need, used[m.dst.rank])
+		}
+	}
+	if err := c.st.ensure(ctx, c.t, need); err != nil {
+		return err
+	}
+	var base int64
+	if need > 0 {
+		base = c.st.stage.Off + (c.st.parity%2)*c.st.cap
+		c.st.parity++
+	}
+
+	// A1: shared sources this rank reads (agent moves and gets into its own
+	// private destinations).
+	h := &pgas.Handle{}
+	tmp := make([][]T, len(moves))
+	for i, m := range moves {
+		if m.n <= 0 || c.isPriv(m.src) {
+			continue
+		}
+		switch {
+		case !c.isPriv(m.dst) && c.agent(m) == me:
+			tmp[i] = make([]T, m.n)
+			c.getRange(ctx, m.src, tmp[i], h)
+		case c.isPriv(m.dst) && m.dst.rank == me:
+			c.getRange(ctx, m.src, c.privSlice(m.dst, m.n), h)
+		}
+	}
+	if err := h.Wait(ctx); err != nil {
+		return err
+	}
+	if inPlace {
+		if err := c.t.Barrier(ctx); err != nil {
+			return err
+		}
+	}
+	// A2: pushes.
+	for i, m := range moves {
+		if m.n <= 0 {
+			continue
+		}
+		switch {
+		case c.isPriv(m.src) && m.src.rank == me && c.isPriv(m.dst) && m.dst.rank != me:
+			c.putBytes(ctx, m.dst.rank, base+stageOff[i], pgas.Bytes(c.privSlice(m.src, m.n)), h)
+		case c.isPriv(m.src) && m.src.rank == me && !c.isPriv(m.dst):
+			c.putRange(ctx, m.dst, c.privSlice(m.src, m.n), h)
+		case tmp[i] != nil:
+			c.putRange(ctx, m.dst, tmp[i], h)
+		}
+	}
+	if err := h.Wait(ctx); err != nil {
+		return err
+	}
+	if need > 0 {
+		if err := c.t.Barrier(ctx); err != nil {
+			return err
+		}
+	}
+	// B: this rank's private destinations: own copies first (an in-place
+	// chunk moves before anything lands on it), then staged data.
+	for _, m := range moves {
+		if m.n > 0 && c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank == me && m.dst.rank == me {
+			copy(c.privSlice(m.dst, m.n), c.privSlice(m.src, m.n))
+		}
+	}
+	seg := r.Segment()
+	for i, m := range moves {
+		if m.n > 0 && c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank != me && m.dst.rank == me {
+			off := base + stageOff[i]
+			copy(pgas.Bytes(c.privSlice(m.dst, m.n)), seg[off:off+m.n*c.esz])
+		}
+	}
+	return nil
+}
+
+// getRange reads l's elements into dst in messages of at most segE
+// elements.
+func (c *call[T]) getRange(ctx context.Context, l loc, dst []T, h *pgas.Handle) {
+	a := c.arr(l)
+	for k := int64(0); k < int64(len(dst)); k += c.segE {
+		e := min(k+c.segE, int64(len(dst)))
+		hh := a.GetRangeAsync(ctx, dst[k:e], l.idx+k)
+		h.Add(hh)
+	}
+}
+
+func (c *call[T]) putRange(ctx context.Context, l loc, src []T, h *pgas.Handle) {
+	a := c.arr(l)
+	for k := int64(0); k < int64(len(src)); k += c.segE {
+		e := min(k+c.segE, int64(len(src)))
+		h.Add(a.PutRangeAsync(ctx, l.idx+k, src[k:e]))
+	}
+}
+
+func (c *call[T]) putBytes(ctx context.Context, rank int, off int64, b []byte, h *pgas.Handle) {
+	seg := c.segE * c.esz
+	for k := int64(0); k < int64(len(b)); k += seg {
+		e := min(k+seg, int64(len(b)))
+		c.r.PutBytesAsync(ctx, rank, off+k, b[k:e], h)
+	}
+}

@@ -1,0 +1,313 @@
+package coll
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pgasmr/pgasmr/pgas"
+)
+
+// Chunk placement. A collective over a team of S members has S chunk
+// slots, slot m belonging to team id m; with AllThr it has THREADS slots,
+// slot i belonging to rank i (slots of non-members are left alone).
+//
+//   - A member's chunk (n elements): in a shared buffer, elements
+//     [at + slot*n, at + (slot+1)*n); in a private buffer, the member's
+//     slice from offset 0.
+//   - A member's region (slots*n elements, for allgather, exchange and the
+//     in-place scatter and gather): in a shared buffer, elements starting at
+//     at + slot*slots*n; in a private buffer, the member's slice. Chunk j of
+//     a region is its elements [j*n, (j+1)*n).
+//   - The root's area (slots*n elements, the source of scatter and the
+//     destination of gather): in a shared buffer, elements starting at at;
+//     in a private buffer, the root's slice.
+
+func (c *call[T]) nslots() int {
+	if c.o.allThr {
+		return c.r.N()
+	}
+	return c.t.Size()
+}
+
+func (c *call[T]) slot(tid int) int {
+	if c.o.allThr {
+		return c.t.RankOf(tid)
+	}
+	return tid
+}
+
+// chunk returns member tid's chunk of n elements in buffer b.
+func (c *call[T]) chunk(b uint8, tid int, n int64) loc {
+	if c.bufs[b].isPr {
+		return loc{buf: b, rank: c.t.RankOf(tid)}
+	}
+	return loc{buf: b, idx: c.bufs[b].at + int64(c.slot(tid))*n}
+}
+
+// region returns chunk j (a slot) of member tid's region in buffer b.
+func (c *call[T]) region(b uint8, tid, j int, n int64) loc {
+	if c.bufs[b].isPr {
+		return loc{buf: b, rank: c.t.RankOf(tid), idx: int64(j) * n}
+	}
+	return loc{buf: b, idx: c.bufs[b].at + (int64(c.slot(tid))*int64(c.nslots())+int64(j))*n}
+}
+
+// area returns slot j of the root's area in buffer b.
+func (c *call[T]) area(b uint8, root, j int, n int64) loc {
+	if c.bufs[b].isPr {
+		return loc{buf: b, rank: c.t.RankOf(root), idx: int64(j) * n}
+	}
+	return loc{buf: b, idx: c.bufs[b].at + int64(j)*n}
+}
+
+func checkCount(name string, n int) {
+	if n < 0 {
+		panic(fmt.Sprintf("coll: %s: negative count %d", name, n))
+	}
+}
+
+func needValid[T any](name string, bs ...Buf[T]) {
+	for _, b := range bs {
+		if !b.valid() {
+			panic(fmt.Sprintf("coll: %s: zero Buf (use Shared or Private)", name))
+		}
+	}
+}
+
+// Broadcast copies n elements from the root's src to every member's chunk
+// of dst (upc_all_broadcast and its get/put/priv forms; Root gives
+// _rooted). src is read on the root only. The tree is chosen by WithAlgo.
+func Broadcast[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int, opts ...Option) error {
+	checkCount("Broadcast", n)
+	needValid("Broadcast", dst, src)
+	c := newCall(t, "Broadcast", dst, src, opts)
+	return c.broadcast(ctx, false, int64(n))
+}
+
+// BroadcastInPlace copies the root's chunk of buf to every other member's
+// chunk (upc_all_broadcast_in_place[_priv]).
+func BroadcastInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n int, opts ...Option) error {
+	checkCount("BroadcastInPlace", n)
+	needValid("BroadcastInPlace", buf)
+	c := newCall(t, "BroadcastInPlace", buf, buf, opts)
+	return c.broadcast(ctx, true, int64(n))
+}
+
+func (c *call[T]) broadcast(ctx context.Context, inPlace bool, n int64) error {
+	if err := c.begin(ctx, func() string { return fmt.Sprintf("n=%d %s", n, kind(c.bufs[bufDst], c.bufs[bufSrc])) }); err != nil {
+		return err
+	}
+	root := c.o.root
+	srcOf := func(tid int) loc { return c.chunk(bufDst, tid, n) }
+	var rounds [][]move
+	if !inPlace {
+		// The root's own chunk, and the root forwards from src.
+		rootSrc := c.area(bufSrc, root, 0, n)
+		rounds = append(rounds, []move{{rootSrc, c.chunk(bufDst, root, n), n}})
+		srcOf = func(tid int) loc {
+			if tid == root {
+				return rootSrc
+			}
+			return c.chunk(bufDst, tid, n)
+		}
+	}
+	for i, rd := range broadcastTree(c.t, root, c.o.algo) {
+		var ms []move
+		for _, e := range rd {
+			ms = append(ms, move{srcOf(e.from), c.chunk(bufDst, e.to, n), n})
+		}
+		if i == 0 && len(rounds) > 0 {
+			rounds[0] = append(rounds[0], ms...)
+		} else {
+			rounds = append(rounds, ms)
+		}
+	}
+	if err := c.run(ctx, rounds, false); err != nil {
+		return err
+	}
+	return c.end(ctx)
+}
+
+// Scatter copies slot m of the root's src area (n elements each) to member
+// m's chunk of dst (upc_all_scatter and forms).
+func Scatter[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int, opts ...Option) error {
+	checkCount("Scatter", n)
+	needValid("Scatter", dst, src)
+	c := newCall(t, "Scatter", dst, src, opts)
+	nn := int64(n)
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, false, func(add func(move)) {
+		for m := range c.t.Size() {
+			add(move{c.area(bufSrc, c.o.root, c.slot(m), nn), c.chunk(bufDst, m, nn), nn})
+		}
+	})
+}
+
+// ScatterInPlace copies slot m of the root's region of buf to the start of
+// member m's region (upc_all_scatter_in_place[_priv]).
+func ScatterInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n int, opts ...Option) error {
+	checkCount("ScatterInPlace", n)
+	needValid("ScatterInPlace", buf)
+	c := newCall(t, "ScatterInPlace", buf, buf, opts)
+	nn := int64(n)
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, true, func(add func(move)) {
+		for m := range c.t.Size() {
+			add(move{c.region(bufSrc, c.o.root, c.slot(m), nn), c.region(bufDst, m, 0, nn), nn})
+		}
+	})
+}
+
+// Gather copies member m's chunk of src to slot m of the root's dst area
+// (upc_all_gather and forms).
+func Gather[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int, opts ...Option) error {
+	checkCount("Gather", n)
+	needValid("Gather", dst, src)
+	c := newCall(t, "Gather", dst, src, opts)
+	nn := int64(n)
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, false, func(add func(move)) {
+		for m := range c.t.Size() {
+			add(move{c.chunk(bufSrc, m, nn), c.area(bufDst, c.o.root, c.slot(m), nn), nn})
+		}
+	})
+}
+
+// GatherInPlace copies the start of member m's region to slot m of the
+// root's region (upc_all_gather_in_place[_priv]).
+func GatherInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n int, opts ...Option) error {
+	checkCount("GatherInPlace", n)
+	needValid("GatherInPlace", buf)
+	c := newCall(t, "GatherInPlace", buf, buf, opts)
+	nn := int64(n)
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, true, func(add func(move)) {
+		for m := range c.t.Size() {
+			add(move{c.region(bufSrc, m, 0, nn), c.region(bufDst, c.o.root, c.slot(m), nn), nn})
+		}
+	})
+}
+
+// Allgather copies member m's chunk of src to slot m of every member's
+// region of dst (upc_all_gather_all and forms).
+func Allgather[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int, opts ...Option) error {
+	checkCount("Allgather", n)
+	needValid("Allgather", dst, src)
+	c := newCall(t, "Allgather", dst, src, opts)
+	nn := int64(n)
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, false, func(add func(move)) {
+		for m := range c.t.Size() {
+			for k := range c.t.Size() {
+				add(move{c.chunk(bufSrc, m, nn), c.region(bufDst, k, c.slot(m), nn), nn})
+			}
+		}
+	})
+}
+
+// AllgatherInPlace copies the start of member m's region of buf to slot m
+// of every member's region (upc_all_gather_all_in_place[_priv]).
+func AllgatherInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n int, opts ...Option) error {
+	checkCount("AllgatherInPlace", n)
+	needValid("AllgatherInPlace", buf)
+	c := newCall(t, "AllgatherInPlace", buf, buf, opts)
+	nn := int64(n)
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, true, func(add func(move)) {
+		for m := range c.t.Size() {
+			for k := range c.t.Size() {
+				add(move{c.region(bufSrc, m, 0, nn), c.region(bufDst, k, c.slot(m), nn), nn})
+			}
+		}
+	})
+}
+
+// Exchange copies slot j of member i's src region to slot i of member j's
+// dst region, for every pair (upc_all_exchange and forms: all-to-all).
+func Exchange[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int, opts ...Option) error {
+	checkCount("Exchange", n)
+	needValid("Exchange", dst, src)
+	c := newCall(t, "Exchange", dst, src, opts)
+	return c.exchange(ctx, false, int64(n))
+}
+
+// ExchangeInPlace swaps slot j of member i's region with slot i of member
+// j's region, for every pair (upc_all_exchange_in_place[_priv]).
+func ExchangeInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n int, opts ...Option) error {
+	checkCount("ExchangeInPlace", n)
+	needValid("ExchangeInPlace", buf)
+	c := newCall(t, "ExchangeInPlace", buf, buf, opts)
+	return c.exchange(ctx, true, int64(n))
+}
+
+func (c *call[T]) exchange(ctx context.Context, inPlace bool, n int64) error {
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, inPlace, func(add func(move)) {
+		for i := range c.t.Size() {
+			for j := range c.t.Size() {
+				if inPlace && i == j {
+					continue
+				}
+				add(move{c.region(bufSrc, i, c.slot(j), n), c.region(bufDst, j, c.slot(i), n), n})
+			}
+		}
+	})
+}
+
+// Permute copies member m's chunk of src to member perm[m]'s chunk of dst
+// (upc_all_permute and forms). perm holds team ids (ranks with AllThr:
+// then it has THREADS entries, and entries of non-members are ignored but
+// must still make a permutation). It panics if perm is not a permutation.
+func Permute[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], perm []int, n int, opts ...Option) error {
+	checkCount("Permute", n)
+	needValid("Permute", dst, src)
+	c := newCall(t, "Permute", dst, src, opts)
+	return c.permute(ctx, false, perm, int64(n))
+}
+
+// PermuteInPlace moves member m's chunk of buf to member perm[m]'s chunk
+// (upc_all_permute_in_place[_priv]).
+func PermuteInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], perm []int, n int, opts ...Option) error {
+	checkCount("PermuteInPlace", n)
+	needValid("PermuteInPlace", buf)
+	c := newCall(t, "PermuteInPlace", buf, buf, opts)
+	return c.permute(ctx, true, perm, int64(n))
+}
+
+func (c *call[T]) permute(ctx context.Context, inPlace bool, perm []int, n int64) error {
+	checkPerm(c.name, perm, c.nslots())
+	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d perm=%v", n, perm) }, inPlace, func(add func(move)) {
+		for m := range c.t.Size() {
+			to := perm[c.slot(m)]
+			if c.o.allThr {
+				to = c.t.TeamID(to)
+				if to < 0 {
+					panic(fmt.Sprintf("coll: %s: perm sends member rank %d to rank %d, which is not in the team", c.name, c.t.RankOf(m), perm[c.slot(m)]))
+				}
+			}
+			if inPlace && to == m {
+				continue
+			}
+			add(move{c.chunk(bufSrc, m, n), c.chunk(bufDst, to, n), n})
+		}
+	})
+}
+
+func checkPerm(name string, perm []int, n int) {
+	if len(perm) != n {
+		panic(fmt.Sprintf("coll: %s: perm has %d entries, want %d", name, len(perm), n))
+	}
+	seen := make([]bool, n)
+	for i, p := range perm {
+		if p < 0 || p >= n || seen[p] {
+			panic(fmt.Sprintf("coll: %s: perm %v is not a permutation of [0,%d) (entry %d = %d)", name, perm, n, i, p))
+		}
+		seen[p] = true
+	}
+}
+
+// flat runs a one-round collective whose moves plan adds.
+func (c *call[T]) flat(ctx context.Context, sig func() string, inPlace bool, plan func(add func(move))) error {
+	if err := c.begin(ctx, func() string { return sig() + " " + kind(c.bufs[bufDst], c.bufs[bufSrc]) }); err != nil {
+		return err
+	}
+	var ms []move
+	plan(func(m move) { ms = append(ms, m) })
+	if err := c.run(ctx, [][]move{ms}, inPlace); err != nil {
+		return err
+	}
+	return c.end(ctx)
+}
