@@ -1,0 +1,172 @@
+package coll_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
+)
+
+// countCall runs body's collective once to warm up (staging allocation),
+// then once more between resets of the counting transport, and returns the
+// per-rank counts of that second call.
+func countCall(t *testing.T, cfg pgas.Config, body func(ctx context.Context, r *pgas.Rank) error) []wrap.Counts {
+	t.Helper()
+	c := wrap.NewCounting(inproc.New())
+	cfg.Transport = c
+	err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
+		if err := body(ctx, r); err != nil {
+			return err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if r.ID() == 0 {
+			c.Reset()
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if err := body(ctx, r); err != nil {
+			return err
+		}
+		return r.Barrier(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]wrap.Counts, cfg.Ranks)
+	for q := range counts {
+		counts[q] = c.Counts(q)
+	}
+	return counts
+}
+
+func bcastBody(n int, opts ...coll.Option) func(ctx context.Context, r *pgas.Rank) error {
+	return func(ctx context.Context, r *pgas.Rank) error {
+		src := make([]int64, n)
+		for i := range src {
+			src[i] = int64(i)
+		}
+		dst := make([]int64, n)
+		if err := coll.Broadcast(ctx, r.World(), coll.Private(dst), coll.Private(src), n, opts...); err != nil {
+			return err
+		}
+		for i, v := range dst {
+			if v != int64(i) {
+				return fmt.Errorf("dst[%d] = %d", i, v)
+			}
+		}
+		return nil
+	}
+}
+
+func TestBroadcastTreeMessages(t *testing.T) {
+	const n = 16 // 128 bytes
+	for _, tc := range []struct {
+		name         string
+		ranks, rpn   int
+		algo         coll.Algo
+		seg          int64
+		rootMsgs     int64
+		interNode    int64
+		totalMsgs    int64
+		maxPerSender int64
+	}{
+		{"flat/8x1", 8, 1, coll.Flat, 0, 7, 7, 7, 7},
+		{"binomial/8x1", 8, 1, coll.Binomial, 0, 3, 7, 7, 3},
+		{"auto/8x1", 8, 1, coll.Auto, 0, 3, 7, 7, 3},
+		{"binomial-flat/2x4", 8, 4, coll.BinomialFlat, 0, 4, 1, 7, 4},
+		{"auto/2x4", 8, 4, coll.Auto, 0, 4, 1, 7, 4},
+		{"flat/segmented", 4, 4, coll.Flat, 48, 3 * 3, 0, 9, 9}, // ceil(128/48) = 3 per receiver
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := []coll.Option{coll.WithAlgo(tc.algo)}
+			if tc.seg > 0 {
+				opts = append(opts, coll.Segment(tc.seg))
+			}
+			counts := countCall(t, pgas.Config{Ranks: tc.ranks, RanksPerNode: tc.rpn}, bcastBody(n, opts...))
+			var total, inter, maxSend int64
+			for q, cq := range counts {
+				var mine int64
+				for p, pc := range cq.Peers {
+					mine += pc.Messages
+					if p/tc.rpn != q/tc.rpn {
+						inter += pc.Messages
+					}
+				}
+				total += mine
+				maxSend = max(maxSend, mine)
+			}
+			if got := counts[0].Messages(); got != tc.rootMsgs {
+				t.Errorf("root sent %d messages; want %d", got, tc.rootMsgs)
+			}
+			if inter != tc.interNode {
+				t.Errorf("%d inter-node messages; want %d", inter, tc.interNode)
+			}
+			if total != tc.totalMsgs || maxSend != tc.maxPerSender {
+				t.Errorf("%d messages in all, at most %d from one rank; want %d and %d", total, maxSend, tc.totalMsgs, tc.maxPerSender)
+			}
+		})
+	}
+}
+
+// TestAllgatherVPrivTraffic: every rank receives exactly the other ranks'
+// contributions, one message from each sender, and nothing else moves.
+func TestAllgatherVPrivTraffic(t *testing.T) {
+	const ranks = 5
+	counts := []int{3, 0, 7, 1, 12}
+	body := func(ctx context.Context, r *pgas.Rank) error {
+		mine := make([]float64, counts[r.ID()])
+		for i := range mine {
+			mine[i] = float64(100*r.ID() + i)
+		}
+		all := make([]float64, 23)
+		if err := coll.AllgatherV(ctx, r.World(), coll.Private(all), coll.Private(mine), counts, nil, nil); err != nil {
+			return err
+		}
+		k := 0
+		for q, cq := range counts {
+			for i := range cq {
+				if all[k] != float64(100*q+i) {
+					return fmt.Errorf("all[%d] = %v; want %v", k, all[k], 100*q+i)
+				}
+				k++
+			}
+		}
+		return nil
+	}
+	got := countCall(t, pgas.Config{Ranks: ranks}, body)
+	for me := range ranks {
+		var recv, msgs int64
+		for q := range ranks {
+			pc := got[q].Peers[me]
+			if q == me {
+				if pc.Messages != 0 {
+					t.Errorf("rank %d sent %d messages to itself", q, pc.Messages)
+				}
+				continue
+			}
+			recv += pc.BytesSent
+			msgs += pc.Messages
+			want := int64(0)
+			if counts[q] > 0 {
+				want = 1
+			}
+			if pc.Messages != want || pc.BytesSent != int64(counts[q])*8 {
+				t.Errorf("rank %d -> %d: %+v; want %d message of %d bytes", q, me, pc, want, counts[q]*8)
+			}
+		}
+		want := int64(23-counts[me]) * 8
+		if recv != want {
+			t.Errorf("rank %d received %d bytes; want %d", me, recv, want)
+		}
+		if got[me].BytesReceived() != 0 {
+			t.Errorf("rank %d issued gets of %d bytes; want none", me, got[me].BytesReceived())
+		}
+	}
+}
