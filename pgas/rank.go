@@ -46,6 +46,13 @@ func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error
 	return r, nil
 }
 
+// Native returns the transport's native collectives for this rank, or nil
+// if it has none (see transport.Collectives).
+func (r *Rank) Native() transport.Collectives {
+	c, _ := r.ep.(transport.Collectives)
+	return c
+}
+
 // ID returns this rank's number, MYTHREAD, in [0, N()).
 func (r *Rank) ID() int { return r.id }
 

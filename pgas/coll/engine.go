@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
 // Every data-movement collective is planned the same way on every member,
@@ -115,6 +116,25 @@ func newCall[T any](t *pgas.Team, name string, dst, src Buf[T], opts []Option) *
 		t: t, r: r, me: r.ID(), o: o, st: getState(t), esz: esz,
 		segE: max(1, seg/esz), bufs: [2]Buf[T]{src, dst}, name: name,
 	}
+}
+
+// native returns the transport's native collectives if this call may use
+// them: the world team, no AllThr placement, and no NoNative option.
+func (c *call[T]) native() transport.Collectives {
+	if c.o.noNative || c.o.allThr || !c.t.IsWorld() {
+		return nil
+	}
+	return c.r.Native()
+}
+
+// beginNative is begin for a call served by a native collective: the
+// argument check still runs, but no entry barrier, since only private
+// buffers are involved and the native call synchronises itself.
+func (c *call[T]) beginNative(ctx context.Context, sig func() string) error {
+	if c.r.Config().Check {
+		return c.t.CheckSame(ctx, fmt.Sprintf("%s(%s %s)", c.name, sig(), c.o))
+	}
+	return nil
 }
 
 // begin checks arguments across members (Config.Check) and synchronises

@@ -94,6 +94,17 @@ func BroadcastInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n in
 }
 
 func (c *call[T]) broadcast(ctx context.Context, inPlace bool, n int64) error {
+	if nat := c.native(); nat != nil && c.bufs[bufDst].isPr && c.bufs[bufSrc].isPr {
+		sig := func() string { return fmt.Sprintf("n=%d priv", n) }
+		if err := c.beginNative(ctx, sig); err != nil {
+			return err
+		}
+		dst := c.privSlice(loc{buf: bufDst}, n)
+		if c.t.ID() == c.o.root && !inPlace {
+			copy(dst, c.privSlice(loc{buf: bufSrc}, n))
+		}
+		return c.wrap(nat.Broadcast(ctx, c.t.RankOf(c.o.root), pgas.Bytes(dst)))
+	}
 	if err := c.begin(ctx, func() string { return fmt.Sprintf("n=%d %s", n, kind(c.bufs[bufDst], c.bufs[bufSrc])) }); err != nil {
 		return err
 	}

@@ -179,3 +179,21 @@ type Done struct{ Err error }
 
 // Wait returns h.Err.
 func (h Done) Wait(context.Context) error { return h.Err }
+
+// Collectives is implemented by endpoints whose transport offers native
+// collectives over all the ranks of a job (MPI does). Package coll uses
+// them for the world team where the call's semantics match, unless the
+// call passes coll.NoNative. Buffers are the caller's private memory; every
+// call is collective over all ranks, blocking, and complete when it
+// returns.
+type Collectives interface {
+	// Broadcast copies root's buf into buf on every rank; every rank passes
+	// a buf of the same length.
+	Broadcast(ctx context.Context, root int, buf []byte) error
+	// Allgatherv: rank q contributes send (counts[q] bytes); on every rank
+	// recv[displs[q] : displs[q]+counts[q]] receives rank q's contribution.
+	Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error
+	// Alltoallv: rank i sends send[sdispls[j] : +scounts[j]] to rank j,
+	// which receives it at recv[rdispls[i] : +rcounts[i]].
+	Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error
+}
