@@ -141,9 +141,8 @@ func (c *call[T]) beginNative(ctx context.Context, sig func() string) error {
 // on entry. sig describes the single-valued arguments.
 func (c *call[T]) begin(ctx context.Context, sig func() string) error {
 	if c.r.Config().Check {
-		if err := c.t.CheckSame(ctx, fmt.Sprintf("%s(%s %s)", c.name, sig(), c.o)); err != nil {
-			return err
-		}
+		// CheckSame's team barrier is also the entry synchronisation.
+		return c.wrap(c.t.CheckSame(ctx, fmt.Sprintf("%s(%s %s)", c.name, sig(), c.o)))
 	}
 	if c.o.sync.inSync() {
 		return c.wrap(c.t.Barrier(ctx))
