@@ -28,7 +28,10 @@
 // OutAll/OutMy/OutNo, default InAll|OutAll. MY is implemented as ALL, which
 // the UPC specification permits. With OutNo the library still never
 // overwrites internal staging another member may be reading: staging is
-// double-buffered and ordered by each staging round's barrier.
+// double-buffered and ordered by each staging round's barrier. When both
+// source and destination are private, only their owners ever touch them and
+// the modes have no observable effect, so the entry and exit barriers are
+// skipped: the staging barrier is the only synchronisation.
 //
 // # Algorithms
 //

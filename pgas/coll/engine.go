@@ -15,13 +15,15 @@ import (
 // a location is an element index of a shared array, or an offset in one
 // rank's private slice. Each rank then executes its own part of each round:
 //
-//	A  reads of shared sources it is the agent for; pushes: its private
-//	   data into shared destinations (put) or into the receiving rank's
-//	   staging area in shared memory (for a private destination);
-//	   shared-to-shared copies it is the agent for.
+//	A  gets: shared sources into its own private destinations, and into
+//	   temporaries for the shared-to-shared moves it is the agent for (the
+//	   owner of the source); -- team barrier, if in place --
+//	   pushes: its private data into shared destinations (put) or into the
+//	   receiving rank's staging area in shared memory (for a private
+//	   destination), and its temporaries into shared destinations;
+//	   then copies of its own private data between its private buffers.
 //	   -- team barrier, if anything was staged --
-//	B  its private destinations: copies of its own private data, then
-//	   unloads of its staging area, then gets from shared sources.
+//	B  its private destinations: unloads of its staging area.
 //
 // So a private slice is only touched by its own rank (seeds/002 fig. 3.7),
 // and every byte that crosses ranks goes through segment memory and the
@@ -144,15 +146,20 @@ func (c *call[T]) begin(ctx context.Context, sig func() string) error {
 		// CheckSame's team barrier is also the entry synchronisation.
 		return c.wrap(c.t.CheckSame(ctx, fmt.Sprintf("%s(%s %s)", c.name, sig(), c.o)))
 	}
-	if c.o.sync.inSync() {
+	if c.o.sync.inSync() && !c.privOnly() {
 		return c.wrap(c.t.Barrier(ctx))
 	}
 	return nil
 }
 
+// privOnly reports whether both buffers are private. Then only their owners
+// touch them, staging is protected by its own barriers, and the sync modes
+// have no observable effect: the entry and exit barriers are skipped.
+func (c *call[T]) privOnly() bool { return c.bufs[bufSrc].isPr && c.bufs[bufDst].isPr }
+
 // end synchronises on exit.
 func (c *call[T]) end(ctx context.Context) error {
-	if c.o.sync.outSync() {
+	if c.o.sync.outSync() && !c.privOnly() {
 		return c.wrap(c.t.Barrier(ctx))
 	}
 	return c.wrap(c.r.Fence(ctx))
@@ -283,18 +290,21 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 	if err := h.Wait(ctx); err != nil {
 		return err
 	}
-	if need > 0 {
-		if err := c.t.Barrier(ctx); err != nil {
-			return err
-		}
-	}
-	// B: this rank's private destinations: own copies first (an in-place
-	// chunk moves before anything lands on it), then staged data.
+	// This rank's own private-to-private copies, now that its pushes have
+	// read their sources and before anything staged lands (so an in-place
+	// chunk moves before another chunk overwrites it); they overlap the
+	// wait at the barrier.
 	for _, m := range moves {
 		if m.n > 0 && c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank == me && m.dst.rank == me {
 			copy(c.privSlice(m.dst, m.n), c.privSlice(m.src, m.n))
 		}
 	}
+	if need > 0 {
+		if err := c.t.Barrier(ctx); err != nil {
+			return err
+		}
+	}
+	// B: unload staged data into this rank's private destinations.
 	seg := r.Segment()
 	for i, m := range moves {
 		if m.n > 0 && c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank != me && m.dst.rank == me {
