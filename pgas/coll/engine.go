@@ -196,10 +196,18 @@ func (c *call[T]) checkShared(l loc, n int64) {
 }
 
 // agent returns the rank that performs a shared-to-shared move: the owner
-// of the first source element.
+// of the first source element if it is a member, else the owner of the
+// first destination element if it is, else the team's leader. Shared
+// arrays span every rank of the job, so a team's data may live on ranks
+// outside it.
 func (c *call[T]) agent(m move) int {
-	rank, _ := c.arr(m.src).Locate(m.src.idx)
-	return rank
+	if rank, _ := c.arr(m.src).Locate(m.src.idx); c.t.Contains(rank) {
+		return rank
+	}
+	if rank, _ := c.arr(m.dst).Locate(m.dst.idx); c.t.Contains(rank) {
+		return rank
+	}
+	return c.t.Leader()
 }
 
 // run executes the rounds; inPlace means sources and destinations share a
