@@ -129,6 +129,53 @@ func (c *call[T]) native() transport.Collectives {
 	return c.r.Native()
 }
 
+// onePerPair reports whether the moves, all between private buffers, have
+// at most one chunk per (source rank, destination rank) pair, so that an
+// all-to-all-v carries them.
+func onePerPair(ms []move) bool {
+	seen := map[[2]int]bool{}
+	for _, m := range ms {
+		if m.n == 0 {
+			continue
+		}
+		k := [2]int{m.src.rank, m.dst.rank}
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
+}
+
+// alltoallv carries private-to-private moves with the transport's native
+// all-to-all-v (MPI_Alltoallv for the MPI transport).
+func (c *call[T]) alltoallv(ctx context.Context, nat transport.Collectives, ms []move) error {
+	n := c.r.N()
+	sc, sd, rc, rd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+	var send, recv []byte
+	if s := c.bufs[bufSrc].priv; len(s) > 0 {
+		send = pgas.Bytes(s)
+	}
+	if d := c.bufs[bufDst].priv; len(d) > 0 {
+		recv = pgas.Bytes(d)
+	}
+	esz := int(c.esz)
+	for _, m := range ms {
+		if m.n == 0 {
+			continue
+		}
+		if m.src.rank == c.me {
+			c.privSlice(m.src, m.n) // bounds check
+			sc[m.dst.rank], sd[m.dst.rank] = int(m.n)*esz, int(m.src.idx)*esz
+		}
+		if m.dst.rank == c.me {
+			c.privSlice(m.dst, m.n)
+			rc[m.src.rank], rd[m.src.rank] = int(m.n)*esz, int(m.dst.idx)*esz
+		}
+	}
+	return nat.Alltoallv(ctx, send, sc, sd, recv, rc, rd)
+}
+
 // beginNative is begin for a call served by a native collective: the
 // argument check still runs, but no entry barrier, since only private
 // buffers are involved and the native call synchronises itself.

@@ -312,11 +312,18 @@ func checkPerm(name string, perm []int, n int) {
 
 // flat runs a one-round collective whose moves plan adds.
 func (c *call[T]) flat(ctx context.Context, sig func() string, inPlace bool, plan func(add func(move))) error {
-	if err := c.begin(ctx, func() string { return sig() + " " + kind(c.bufs[bufDst], c.bufs[bufSrc]) }); err != nil {
-		return err
-	}
 	var ms []move
 	plan(func(m move) { ms = append(ms, m) })
+	fullSig := func() string { return sig() + " " + kind(c.bufs[bufDst], c.bufs[bufSrc]) }
+	if nat := c.native(); nat != nil && !inPlace && c.privOnly() && onePerPair(ms) {
+		if err := c.beginNative(ctx, fullSig); err != nil {
+			return err
+		}
+		return c.wrap(c.alltoallv(ctx, nat, ms))
+	}
+	if err := c.begin(ctx, fullSig); err != nil {
+		return err
+	}
 	if err := c.run(ctx, [][]move{ms}, inPlace); err != nil {
 		return err
 	}

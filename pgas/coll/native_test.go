@@ -23,7 +23,7 @@ type nativeTransport struct {
 }
 
 type rendezvous struct {
-	parts   [][]byte
+	parts   []any
 	arrived int
 	done    chan struct{}
 }
@@ -49,19 +49,19 @@ type nativeEndpoint struct {
 	seq int64
 }
 
-// exchange deposits a copy of mine and returns every rank's deposit once
-// all have arrived.
-func (e *nativeEndpoint) exchange(ctx context.Context, mine []byte) ([][]byte, error) {
+// exchange deposits mine and returns every rank's deposit once all have
+// arrived.
+func (e *nativeEndpoint) exchange(ctx context.Context, mine any) ([]any, error) {
 	nt, n := e.nt, e.Size()
 	nt.calls.Add(1)
 	e.seq++
 	nt.mu.Lock()
 	rv := nt.rdv[e.seq]
 	if rv == nil {
-		rv = &rendezvous{parts: make([][]byte, n), done: make(chan struct{})}
+		rv = &rendezvous{parts: make([]any, n), done: make(chan struct{})}
 		nt.rdv[e.seq] = rv
 	}
-	rv.parts[e.Rank()] = append([]byte(nil), mine...)
+	rv.parts[e.Rank()] = mine
 	rv.arrived++
 	if rv.arrived == n {
 		close(rv.done)
@@ -76,23 +76,38 @@ func (e *nativeEndpoint) exchange(ctx context.Context, mine []byte) ([][]byte, e
 }
 
 func (e *nativeEndpoint) Broadcast(ctx context.Context, root int, buf []byte) error {
-	parts, err := e.exchange(ctx, buf)
+	parts, err := e.exchange(ctx, append([]byte(nil), buf...))
 	if err == nil {
-		copy(buf, parts[root])
+		copy(buf, parts[root].([]byte))
 	}
 	return err
 }
 
 func (e *nativeEndpoint) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
-	parts, err := e.exchange(ctx, send)
+	parts, err := e.exchange(ctx, append([]byte(nil), send...))
 	for q, p := range parts {
-		copy(recv[displs[q]:displs[q]+counts[q]], p)
+		copy(recv[displs[q]:displs[q]+counts[q]], p.([]byte))
 	}
 	return err
 }
 
 func (e *nativeEndpoint) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
-	return fmt.Errorf("not used")
+	pieces := make([][]byte, len(scounts))
+	for j := range pieces {
+		pieces[j] = append([]byte(nil), send[sdispls[j]:sdispls[j]+scounts[j]]...)
+	}
+	parts, err := e.exchange(ctx, pieces)
+	if err != nil {
+		return err
+	}
+	for i, p := range parts {
+		piece := p.([][]byte)[e.Rank()]
+		if len(piece) != rcounts[i] {
+			return fmt.Errorf("rank %d expects %d bytes from rank %d, which sends %d", e.Rank(), rcounts[i], i, len(piece))
+		}
+		copy(recv[rdispls[i]:], piece)
+	}
+	return nil
 }
 
 func TestNativeBroadcastSwitch(t *testing.T) {
@@ -135,4 +150,62 @@ func TestNativeBroadcastSwitch(t *testing.T) {
 			t.Errorf("NoNative=%v: %d native calls; want %d", noNative, got, want)
 		}
 	}
+}
+
+func TestNativeAlltoallvSwitch(t *testing.T) {
+	const ranks = 3
+	results := make([][2]string, ranks)
+	for k, noNative := range []bool{false, true} {
+		nt := &nativeTransport{inner: inproc.New()}
+		err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, Transport: nt}, func(ctx context.Context, r *pgas.Rank) error {
+			var opts []coll.Option
+			if noNative {
+				opts = append(opts, coll.NoNative())
+			}
+			counts := []int{2, 0, 3}
+			mine := make([]int16, counts[r.ID()])
+			for i := range mine {
+				mine[i] = int16(10*r.ID() + i)
+			}
+			all := make([]int16, 7)
+			if err := coll.AllgatherV(ctx, r.World(), coll.Private(all), coll.Private(mine), counts, nil, nil, opts...); err != nil {
+				return err
+			}
+			// ExchangeVMerge: rank i sends i+j+1 elements to rank j.
+			ec := make([]int, ranks*ranks)
+			for i := range ranks {
+				for j := range ranks {
+					ec[i*ranks+j] = i + j + 1
+				}
+			}
+			send := make([]int16, 0)
+			for j := range ranks {
+				for x := range r.ID() + j + 1 {
+					send = append(send, int16(100*r.ID()+10*j+x))
+				}
+			}
+			recv := make([]int16, 3*r.ID()+6)
+			if err := coll.ExchangeVMerge(ctx, r.World(), coll.Private(recv), coll.Private(send), ec, nil, nil, opts...); err != nil {
+				return err
+			}
+			results[r.ID()][k] = fmt.Sprint(all, recv)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(2 * ranks)
+		if noNative {
+			want = 0
+		}
+		if got := nt.calls.Load(); got != want {
+			t.Errorf("NoNative=%v: %d native calls; want %d", noNative, got, want)
+		}
+	}
+	for q, res := range results {
+		if res[0] != res[1] {
+			t.Errorf("rank %d: native %s; library %s", q, res[0], res[1])
+		}
+	}
+	t.Log(results[1][0])
 }
