@@ -220,8 +220,10 @@ func (t *Team) Barrier(ctx context.Context) error {
 }
 
 // AllAlloc is collective over the team: every member passes the same size
-// and gets the same symmetric region, zeroed on every member. (The region
-// is reserved on every rank of the job, as symmetric memory is.)
+// and gets the same symmetric region, zeroed on every member. The region is
+// reserved on every rank of the job, as symmetric memory is, but only the
+// members' copies are zeroed: an array made over it that spans non-members
+// holds whatever those ranks' copies held.
 func (t *Team) AllAlloc(ctx context.Context, size int64) (Region, error) {
 	r := t.r
 	if t.world {
