@@ -204,3 +204,68 @@ func BenchmarkExchangeInPlace(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkScatterV(b *testing.B) {
+	const ranks = 2
+	for _, size := range benchSizes {
+		n := int(size / 8) // elements per rank
+		counts := []int{n, n}
+		b.Run(fmt.Sprintf("size=%d/priv", size), func(b *testing.B) {
+			b.SetBytes(size)
+			runColl(b, ranks, func(ctx context.Context, r *pgas.Rank) (func() error, error) {
+				var src []float64
+				if r.ID() == 0 {
+					src = make([]float64, n*ranks)
+				}
+				dst := make([]float64, n)
+				return func() error {
+					return coll.ScatterV(ctx, r.World(), coll.Private(dst), coll.Private(src), counts, nil, nil)
+				}, nil
+			})
+		})
+		b.Run(fmt.Sprintf("size=%d/shared", size), func(b *testing.B) {
+			b.SetBytes(size)
+			runColl(b, ranks, func(ctx context.Context, r *pgas.Rank) (func() error, error) {
+				src, err := pgas.AllAllocArray[float64](ctx, r, int64(n*ranks), pgas.Indefinite)
+				if err != nil {
+					return nil, err
+				}
+				dst, err := pgas.AllAllocArray[float64](ctx, r, int64(n*ranks), int64(n))
+				if err != nil {
+					return nil, err
+				}
+				return func() error {
+					return coll.ScatterV(ctx, r.World(), coll.Shared(dst, 0), coll.Shared(src, 0), counts, nil, nil)
+				}, nil
+			})
+		})
+		b.Run(fmt.Sprintf("size=%d/base", size), func(b *testing.B) {
+			b.SetBytes(size)
+			runColl(b, ranks, func(ctx context.Context, r *pgas.Rank) (func() error, error) {
+				// The root puts each rank's chunk into that rank's block,
+				// then everyone copies its block out after a barrier.
+				tmp, err := pgas.AllAllocArray[float64](ctx, r, int64(n*ranks), int64(n))
+				if err != nil {
+					return nil, err
+				}
+				var src []float64
+				if r.ID() == 0 {
+					src = make([]float64, n*ranks)
+				}
+				dst := make([]float64, n)
+				return func() error {
+					if r.ID() == 0 {
+						if err := tmp.PutRange(ctx, 0, src); err != nil {
+							return err
+						}
+					}
+					if err := r.Barrier(ctx); err != nil {
+						return err
+					}
+					copy(dst, tmp.Local())
+					return r.Barrier(ctx)
+				}, nil
+			})
+		})
+	}
+}
