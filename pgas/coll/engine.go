@@ -257,6 +257,49 @@ func (c *call[T]) agent(m move) int {
 	return c.t.Leader()
 }
 
+// How a shared-to-shared move is done.
+const (
+	ssTmp  = iota // the agent gets into a temporary, then puts
+	ssPull        // the destination's owner gets into its own partition
+	ssPush        // the source's owner puts from its own partition
+)
+
+// sharedPlan returns who does a shared-to-shared move, and how. Unless the
+// call is in place (where every read must precede every write), a member
+// that owns the whole destination pulls straight into its partition, or
+// one that owns the whole source pushes straight from it: one copy, no
+// temporary.
+func (c *call[T]) sharedPlan(m move, inPlace bool) (agent, mode int) {
+	if !inPlace {
+		if rank, ok := c.ownsRun(m.dst, m.n); ok {
+			return rank, ssPull
+		}
+		if rank, ok := c.ownsRun(m.src, m.n); ok {
+			return rank, ssPush
+		}
+	}
+	return c.agent(m), ssTmp
+}
+
+// ownsRun reports whether the n elements at shared location l lie in one
+// block, owned by a member, and returns that member's rank.
+func (c *call[T]) ownsRun(l loc, n int64) (int, bool) {
+	lay := c.arr(l).Layout()
+	if lay.Phase(l.idx)+n > lay.Block {
+		return 0, false
+	}
+	rank := lay.Owner(l.idx)
+	return rank, c.t.Contains(rank)
+}
+
+// localRun returns this rank's partition slice holding the n elements at
+// l, which ownsRun said this rank owns.
+func (c *call[T]) localRun(l loc, n int64) []T {
+	a := c.arr(l)
+	li := a.Layout().LocalIndex(l.idx)
+	return a.Local()[li : li+n]
+}
+
 // run executes the rounds; inPlace means sources and destinations share a
 // buffer, so shared sources are read before anything is written.
 func (c *call[T]) run(ctx context.Context, rounds [][]move, inPlace bool) error {
@@ -313,9 +356,15 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 			continue
 		}
 		switch {
-		case !c.isPriv(m.dst) && c.agent(m) == me:
-			tmp[i] = make([]T, m.n)
-			c.getRange(ctx, m.src, tmp[i], h)
+		case !c.isPriv(m.dst):
+			switch agent, mode := c.sharedPlan(m, inPlace); {
+			case agent != me:
+			case mode == ssPull:
+				c.getRange(ctx, m.src, c.localRun(m.dst, m.n), h)
+			case mode == ssTmp:
+				tmp[i] = make([]T, m.n)
+				c.getRange(ctx, m.src, tmp[i], h)
+			}
 		case c.isPriv(m.dst) && m.dst.rank == me:
 			c.getRange(ctx, m.src, c.privSlice(m.dst, m.n), h)
 		}
@@ -340,6 +389,10 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 			c.putRange(ctx, m.dst, c.privSlice(m.src, m.n), h)
 		case tmp[i] != nil:
 			c.putRange(ctx, m.dst, tmp[i], h)
+		case !c.isPriv(m.src) && !c.isPriv(m.dst):
+			if agent, mode := c.sharedPlan(m, inPlace); agent == me && mode == ssPush {
+				c.putRange(ctx, m.dst, c.localRun(m.src, m.n), h)
+			}
 		}
 	}
 	if err := h.Wait(ctx); err != nil {
