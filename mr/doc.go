@@ -1,0 +1,51 @@
+// Package mr is the MapReduce API of pgasmr, after UPC-MR (seeds/002
+// chapter 4): users write sequential map and reduce functions; ApplyMap
+// runs the map over an input list distributed over the ranks, with pairs
+// kept in each rank's private store (combined as they are emitted), and
+// ApplyReduce moves the pairs with the extended collectives and calls the
+// reduce function once per rank with all the keys it holds.
+//
+//	err := pgas.Run(ctx, pgas.Config{Ranks: 4}, func(ctx context.Context, r *pgas.Rank) error {
+//		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+//		if err != nil {
+//			return err
+//		}
+//		in := mr.Slice(lines) // the same list on every rank
+//		if _, err := mr.ApplyMap(ctx, r, in, func(ctx context.Context, line string, emit func(string, int64)) error {
+//			for _, w := range strings.Fields(line) {
+//				emit(w, 1)
+//			}
+//			return nil
+//		}, st, mr.WithDistribution(distrib.Cyclic)); err != nil {
+//			return err
+//		}
+//		res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (int, error) {
+//			return p.Len(), nil // distinct words this rank reduced
+//		}, mr.Gather(reduce.GatherAll))
+//		...
+//	})
+//
+// # Calls and rules
+//
+// ApplyMap, ApplyMapArray and ApplyReduce are collective: every rank calls
+// them, with the same input list (the same Len and elements) and options.
+// With pgas.Config.Check, ApplyMap compares the list's length and (for
+// inputs that can hash themselves) a hash across ranks.
+//
+// Element-by-element maps (ApplyMap) get one element at a time; the
+// framework distributes elements with distrib (block, cyclic, balanced,
+// best-fit) and reads them lazily by index, so an input of file splits
+// never has to be in memory at once. Array-based maps (ApplyMapArray) get
+// the rank and the whole list and distribute work themselves
+// (distrib.BlockRange gives a rank its contiguous share).
+//
+// The reduce function receives keys in ascending order with one combined
+// value each, or all values in the order (input index, emit order) when the
+// store keeps all values. Results are identical for every rank count,
+// distribution, map mode, gather mode and transfer mode when the combiner
+// is commutative and associative (integer sums, min, max); floating-point
+// sums may differ in the last bits with the rank count.
+//
+// An error or panic in a user function ends the job with an error naming
+// the rank and the input element.
+package mr

@@ -1,0 +1,252 @@
+package mr
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// MapFunc is an element-by-element map function: it gets one input
+// element and emits pairs.
+type MapFunc[I, K, V any] func(ctx context.Context, in I, emit func(K, V)) error
+
+// ArrayMapFunc is an array-based map function: it gets the rank and the
+// whole input list, picks its own elements, and emits pairs.
+type ArrayMapFunc[I, K, V any] func(ctx context.Context, r *pgas.Rank, in Input[I], emit func(K, V)) error
+
+// ReduceFunc is called once per rank with all the pairs the rank reduces.
+type ReduceFunc[K, V, R any] func(ctx context.Context, p *reduce.Pairs[K, V]) (R, error)
+
+// MapStats describes one rank's map phase.
+type MapStats struct {
+	Elements int64 // input elements this rank mapped
+	Emitted  int64 // pairs emitted
+	Time     time.Duration
+	Plan     distrib.Kind // the distribution used (best-fit reports its pick)
+	Load     float64      // this rank's load under the plan
+}
+
+type mapOpts struct {
+	kind      distrib.Kind
+	threshold float64
+	weights   []float64
+}
+
+// MapOption configures ApplyMap.
+type MapOption func(*mapOpts)
+
+// WithDistribution selects the work distribution (default distrib.Block).
+func WithDistribution(k distrib.Kind) MapOption { return func(o *mapOpts) { o.kind = k } }
+
+// WithThreshold sets best-fit's threshold on the largest load difference.
+func WithThreshold(t float64) MapOption { return func(o *mapOpts) { o.threshold = t } }
+
+// WithWeights sets element weights for the balanced and best-fit
+// distributions (default: the input's weights if it is a Weighter, else
+// 1 each).
+func WithWeights(w []float64) MapOption { return func(o *mapOpts) { o.weights = w } }
+
+// Plan returns the distribution ApplyMap would use for n elements with
+// these options on ranks ranks.
+func plan[I any](in Input[I], ranks int, o mapOpts) (*distrib.Plan, error) {
+	n := in.Len()
+	weights := o.weights
+	if weights == nil && (o.kind == distrib.Balanced || o.kind == distrib.BestFit) {
+		weights = make([]float64, n)
+		w, ok := in.(Weighter)
+		for i := range weights {
+			weights[i] = 1
+			if ok {
+				weights[i] = w.Weight(int64(i))
+			}
+		}
+	}
+	if weights != nil && int64(len(weights)) != n {
+		return nil, fmt.Errorf("mr: %d weights for %d input elements", len(weights), n)
+	}
+	if weights != nil {
+		if err := distrib.CheckWeights(weights); err != nil {
+			return nil, fmt.Errorf("mr: %w", err)
+		}
+	}
+	switch o.kind {
+	case distrib.Block:
+		return distrib.NewBlock(n, ranks), nil
+	case distrib.Cyclic:
+		return distrib.NewCyclic(n, ranks), nil
+	case distrib.Balanced:
+		return distrib.NewBalanced(weights, ranks), nil
+	case distrib.BestFit:
+		return distrib.NewBestFit(n, weights, ranks, o.threshold), nil
+	}
+	return nil, fmt.Errorf("mr: distribution %v is not available to ApplyMap", o.kind)
+}
+
+// check compares the input and options across ranks under Config.Check.
+func check[I any](ctx context.Context, r *pgas.Rank, what string, in Input[I], extra string) error {
+	if !r.Config().Check {
+		return nil
+	}
+	sig := fmt.Sprintf("%s(len=%d %s", what, in.Len(), extra)
+	if h, ok := in.(Hasher); ok {
+		sig += fmt.Sprintf(" hash=%016x", h.Hash())
+	}
+	return r.World().CheckSame(ctx, sig+")")
+}
+
+// ApplyMap is collective: it runs f on this rank's share of the input
+// elements, chosen by the distribution, emitting into st. It returns when
+// this rank's elements are mapped (no barrier: ApplyReduce synchronises).
+func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f MapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
+	var o mapOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := check(ctx, r, "ApplyMap", in, fmt.Sprintf("dist=%v threshold=%v", o.kind, o.threshold)); err != nil {
+		return MapStats{}, err
+	}
+	p, err := plan(in, r.N(), o)
+	if err != nil {
+		return MapStats{}, err
+	}
+	t0 := time.Now()
+	me := r.ID()
+	ms := MapStats{Plan: p.Kind(), Load: p.Load(me)}
+	emitted := st.Emitted()
+	emit := st.Emit
+	for i := range p.Elements(me) {
+		if ms.Elements&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return ms, fmt.Errorf("mr: rank %d: map stopped at element %d: %w", me, i, err)
+			}
+		}
+		x, err := in.At(ctx, i)
+		if err != nil {
+			return ms, fmt.Errorf("mr: rank %d: reading input element %d: %w", me, i, err)
+		}
+		st.SetTag(i)
+		if err := callMap(ctx, f, x, emit); err != nil {
+			return ms, fmt.Errorf("mr: rank %d: map of input element %d: %w", me, i, err)
+		}
+		if err := st.Err(); err != nil {
+			return ms, fmt.Errorf("mr: rank %d: map of input element %d: %w", me, i, err)
+		}
+		ms.Elements++
+	}
+	ms.Emitted = st.Emitted() - emitted
+	ms.Time = time.Since(t0)
+	return ms, nil
+}
+
+func callMap[I, K, V any](ctx context.Context, f MapFunc[I, K, V], x I, emit func(K, V)) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &pgas.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return f(ctx, x, emit)
+}
+
+// ApplyMapArray is collective: it calls f once on this rank with the whole
+// input, and f maps the elements it chooses (distrib.BlockRange gives a
+// contiguous share). Values are ordered by (rank, emit order), which is
+// input order when shares are contiguous in rank order.
+func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f ArrayMapFunc[I, K, V], st *reduce.Store[K, V]) (MapStats, error) {
+	if err := check(ctx, r, "ApplyMapArray", in, ""); err != nil {
+		return MapStats{}, err
+	}
+	t0 := time.Now()
+	emitted := st.Emitted()
+	st.SetTag(int64(r.ID()))
+	err := func() (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = &pgas.PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		return f(ctx, r, in, st.Emit)
+	}()
+	if err == nil {
+		err = st.Err()
+	}
+	ms := MapStats{Emitted: st.Emitted() - emitted, Time: time.Since(t0), Plan: distrib.Custom}
+	if err != nil {
+		return ms, fmt.Errorf("mr: rank %d: array map: %w", r.ID(), err)
+	}
+	return ms, nil
+}
+
+type redOpts struct{ o reduce.Options }
+
+// ReduceOption configures ApplyReduce.
+type ReduceOption func(*redOpts)
+
+// Gather selects the gather mode (default reduce.GatherPartitioned).
+func Gather(g reduce.Gather) ReduceOption { return func(o *redOpts) { o.o.Gather = g } }
+
+// Root sets the root rank of GatherRoot and Merge (default 0).
+func Root(rank int) ReduceOption { return func(o *redOpts) { o.o.Root = rank } }
+
+// WithTransfer selects collective or element-by-element transfer.
+func WithTransfer(t reduce.Transfer) ReduceOption { return func(o *redOpts) { o.o.Transfer = t } }
+
+// Merge makes GatherNone and GatherPartitioned gather every rank's pairs
+// to the root afterwards, so that the root's reduce sees all keys.
+func Merge() ReduceOption { return func(o *redOpts) { o.o.Merge = true } }
+
+// Result is one rank's outcome of ApplyReduce.
+type Result[R any] struct {
+	Value R
+	// OK is false on ranks that reduced nothing (non-roots under
+	// GatherRoot or Merge); Value is then the zero value.
+	OK     bool
+	Stats  reduce.Stats
+	Reduce time.Duration // time in the user's reduce function
+}
+
+// ApplyReduce is collective: it moves the pairs of every rank's store as
+// the gather mode says, then calls f once on each rank that has pairs to
+// reduce (all ranks except non-roots under GatherRoot or Merge), with the
+// keys in ascending order. The store is emptied.
+func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], f ReduceFunc[K, V, R], opts ...ReduceOption) (Result[R], error) {
+	var o redOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if r.Config().Check {
+		if err := r.World().CheckSame(ctx, fmt.Sprintf("ApplyReduce(%v root=%d %v merge=%v)", o.o.Gather, o.o.Root, o.o.Transfer, o.o.Merge)); err != nil {
+			return Result[R]{}, err
+		}
+	}
+	p, ok, stats, err := reduce.Collect(ctx, r, st, o.o)
+	res := Result[R]{OK: ok, Stats: stats}
+	if err != nil {
+		return res, fmt.Errorf("mr: rank %d: reduce stage: %w", r.ID(), err)
+	}
+	if !ok {
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("mr: rank %d: reduce: %w", r.ID(), err)
+	}
+	t0 := time.Now()
+	err = func() (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = &pgas.PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		res.Value, err = f(ctx, p)
+		return err
+	}()
+	res.Reduce = time.Since(t0)
+	if err != nil {
+		return res, fmt.Errorf("mr: rank %d: reduce of %d keys: %w", r.ID(), p.Len(), err)
+	}
+	return res, nil
+}

@@ -1,0 +1,150 @@
+package reduce
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Codec encodes keys or values for transfer between ranks. Fixed-size,
+// pointer-free types move as raw memory; strings and byte slices as
+// msgpack records, written with typed encoder calls (no reflection per
+// element).
+//
+// A msgpack codec keeps encoder state; every store makes its own instance,
+// so one Codec value may be shared by the ranks of a job.
+type Codec[T any] struct {
+	name string
+	size int // > 0: raw, fixed size
+	app  func(b []byte, v T) []byte
+	dec  func(b []byte) (T, int, error)
+	mk   func() Codec[T] // fresh instance of a stateful codec
+}
+
+// instance returns a codec with its own state.
+func (c Codec[T]) instance() Codec[T] {
+	if c.mk != nil {
+		return c.mk()
+	}
+	return c
+}
+
+func (c Codec[T]) valid() bool { return c.app != nil }
+
+// Name names the codec ("raw", "msgpack-string", ...).
+func (c Codec[T]) Name() string { return c.name }
+
+// Fixed returns the encoded size for a raw codec, 0 for variable-size.
+func (c Codec[T]) Fixed() int { return c.size }
+
+// Append appends v's encoding to b.
+func (c Codec[T]) Append(b []byte, v T) []byte { return c.app(b, v) }
+
+// Decode decodes one value from the front of b and returns it and the
+// number of bytes it used.
+func (c Codec[T]) Decode(b []byte) (T, int, error) { return c.dec(b) }
+
+// NewCodec makes a codec from functions; fixed is the encoded size of
+// every value, or 0 for variable-size encodings.
+func NewCodec[T any](name string, fixed int, appendFn func(b []byte, v T) []byte, decode func(b []byte) (T, int, error)) Codec[T] {
+	return Codec[T]{name: name, size: fixed, app: appendFn, dec: decode}
+}
+
+// RawCodec encodes a fixed-size, pointer-free T as its memory.
+func RawCodec[T any]() (Codec[T], error) {
+	if err := pgas.CheckElem[T](); err != nil {
+		return Codec[T]{}, err
+	}
+	size := int(unsafe.Sizeof(*new(T)))
+	return Codec[T]{
+		name: "raw",
+		size: size,
+		app: func(b []byte, v T) []byte {
+			return append(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)...)
+		},
+		dec: func(b []byte) (T, int, error) {
+			var v T
+			if len(b) < size {
+				return v, 0, fmt.Errorf("reduce: raw record of %d bytes, want %d", len(b), size)
+			}
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&v)), size), b)
+			return v, size, nil
+		},
+	}, nil
+}
+
+// appender is an io.Writer that appends to a slice.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) { a.b = append(a.b, p...); return len(p), nil }
+
+// msgpackCodec builds a variable-size codec from a msgpack encode and
+// decode call.
+func msgpackCodec[T any](name string, enc func(*msgpack.Encoder, T) error, dec func(*msgpack.Decoder) (T, error)) Codec[T] {
+	c := newMsgpackCodec(name, enc, dec)
+	c.mk = func() Codec[T] { return msgpackCodec(name, enc, dec) }
+	return c
+}
+
+func newMsgpackCodec[T any](name string, enc func(*msgpack.Encoder, T) error, dec func(*msgpack.Decoder) (T, error)) Codec[T] {
+	w := &appender{}
+	e := msgpack.NewEncoder(w)
+	rd := bytes.NewReader(nil)
+	d := msgpack.NewDecoder(rd)
+	return Codec[T]{
+		name: name,
+		app: func(b []byte, v T) []byte {
+			w.b = b
+			if err := enc(e, v); err != nil {
+				panic(fmt.Sprintf("reduce: %s encode: %v", name, err)) // appending to memory cannot fail
+			}
+			b, w.b = w.b, nil
+			return b
+		},
+		dec: func(b []byte) (T, int, error) {
+			rd.Reset(b)
+			d.Reset(rd)
+			v, err := dec(d)
+			if err != nil {
+				return v, 0, fmt.Errorf("reduce: %s record: %w", name, err)
+			}
+			return v, len(b) - rd.Len(), nil
+		},
+	}
+}
+
+// StringCodec encodes strings as msgpack str records.
+func StringCodec() Codec[string] {
+	return msgpackCodec("msgpack-string",
+		func(e *msgpack.Encoder, v string) error { return e.EncodeString(v) },
+		func(d *msgpack.Decoder) (string, error) { return d.DecodeString() })
+}
+
+// BytesCodec encodes byte slices as msgpack bin records.
+func BytesCodec() Codec[[]byte] {
+	return msgpackCodec("msgpack-bytes",
+		func(e *msgpack.Encoder, v []byte) error { return e.EncodeBytes(v) },
+		func(d *msgpack.Decoder) ([]byte, error) { return d.DecodeBytes() })
+}
+
+// CodecFor returns the default codec for T: raw memory for fixed-size,
+// pointer-free types; msgpack for string and []byte. Other types need a
+// codec made with NewCodec.
+func CodecFor[T any]() (Codec[T], error) {
+	var z T
+	switch any(z).(type) {
+	case string:
+		return any(StringCodec()).(Codec[T]), nil
+	case []byte:
+		return any(BytesCodec()).(Codec[T]), nil
+	}
+	c, err := RawCodec[T]()
+	if err != nil {
+		return Codec[T]{}, fmt.Errorf("reduce: no default codec for %v (%w); pass one made with NewCodec", reflect.TypeFor[T](), err)
+	}
+	return c, nil
+}

@@ -1,0 +1,561 @@
+package reduce
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
+)
+
+// Gather says which ranks reduce which pairs.
+type Gather int
+
+// The gather modes.
+const (
+	// GatherPartitioned sends each pair to rank xxhash(encoded key) mod N,
+	// through one all-to-all: each pair moves once and each rank reduces
+	// its own key range. The default for large key spaces.
+	GatherPartitioned Gather = iota
+	// GatherAll gives every rank every pair (AllgatherV): each computes the
+	// whole result.
+	GatherAll
+	// GatherRoot gives the root every pair (GatherV): only it reduces.
+	GatherRoot
+	// GatherNone keeps each rank's pairs where they are: each rank reduces
+	// its own.
+	GatherNone
+)
+
+func (g Gather) String() string {
+	switch g {
+	case GatherPartitioned:
+		return "partitioned"
+	case GatherAll:
+		return "all"
+	case GatherRoot:
+		return "root"
+	case GatherNone:
+		return "none"
+	}
+	return fmt.Sprintf("Gather(%d)", int(g))
+}
+
+// Transfer says how pairs move.
+type Transfer int
+
+// The transfer modes.
+const (
+	// Collective moves each rank's pairs with one extended collective
+	// (AllgatherV, GatherV or ExchangeV on private buffers).
+	Collective Transfer = iota
+	// ElementByElement puts every pair separately into its destination's
+	// receive area: UPC-MR's no-collectives mode, kept as a baseline.
+	ElementByElement
+)
+
+func (t Transfer) String() string {
+	if t == ElementByElement {
+		return "element"
+	}
+	return "collective"
+}
+
+// Options configures the reduce stage.
+type Options struct {
+	Gather   Gather
+	Root     int // for GatherRoot and Merge
+	Transfer Transfer
+	// Merge, with GatherNone or GatherPartitioned, gathers every rank's
+	// (combined) pairs to Root afterwards, merged in key order, so that the
+	// root can compute the whole result.
+	Merge bool
+}
+
+// Stats counts one rank's reduce-stage work.
+type Stats struct {
+	PairsEmitted  int64
+	PairsMoved    int64 // pairs this rank sent to other ranks
+	BytesSent     int64 // bytes of pairs this rank sent to other ranks
+	BytesReceived int64 // bytes of pairs other ranks sent to this rank
+	Combine       time.Duration
+	Exchange      time.Duration
+	Merge         time.Duration
+}
+
+// Collect runs the reduce stage's data movement, collectively over all
+// ranks: it returns the pairs this rank must reduce, or ok == false if it
+// reduces nothing (non-roots under GatherRoot or Merge). Keys are in
+// ascending order; equal keys from different ranks are combined in rank
+// order (or, keeping all values, ordered by their tags). The store is
+// drained.
+func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *Store[K, V], o Options) (p *Pairs[K, V], ok bool, st Stats, err error) {
+	if o.Root < 0 || o.Root >= r.N() {
+		panic(fmt.Sprintf("reduce: root %d not a rank in [0,%d)", o.Root, r.N()))
+	}
+	st.PairsEmitted = s.emitted
+	t0 := time.Now()
+	local := s.sorted()
+	s.Reset()
+	st.Combine = time.Since(t0)
+
+	x := &xfer[K, V]{r: r, s: s, st: &st, mode: o.Transfer}
+	t0 = time.Now()
+	var runs []entries[K, V]
+	switch o.Gather {
+	case GatherNone:
+		runs = []entries[K, V]{local}
+	case GatherAll:
+		runs, err = x.allgather(ctx, x.encode(local, nil, 0))
+	case GatherRoot:
+		runs, err = x.gather(ctx, x.encode(local, nil, 0), o.Root)
+	case GatherPartitioned:
+		runs, err = x.exchange(ctx, x.partition(local))
+	default:
+		panic(fmt.Sprintf("reduce: unknown gather mode %d", o.Gather))
+	}
+	st.Exchange = time.Since(t0)
+	if err != nil {
+		return nil, false, st, err
+	}
+	if o.Gather == GatherRoot && r.ID() != o.Root {
+		return nil, false, st, nil
+	}
+	t0 = time.Now()
+	merged := s.merge(runs)
+	st.Merge = time.Since(t0)
+	if o.Merge && (o.Gather == GatherNone || o.Gather == GatherPartitioned) {
+		t0 = time.Now()
+		runs, err := x.gather(ctx, x.encode(merged, nil, 0), o.Root)
+		st.Exchange += time.Since(t0)
+		if err != nil {
+			return nil, false, st, err
+		}
+		if r.ID() != o.Root {
+			return nil, false, st, nil
+		}
+		t0 = time.Now()
+		merged = s.merge(runs)
+		st.Merge += time.Since(t0)
+	}
+	return merged.pairs(), true, st, nil
+}
+
+// merge merges runs given in rank order into one sorted run, combining or
+// grouping equal keys.
+func (s *Store[K, V]) merge(runs []entries[K, V]) entries[K, V] {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	all := s.comb.KeepsAll()
+	type ref struct{ run, i int }
+	var refs []ref
+	for ri, e := range runs {
+		for i := range e.keys {
+			refs = append(refs, ref{ri, i})
+		}
+	}
+	slices.SortStableFunc(refs, func(a, b ref) int { return s.cmp(runs[a.run].keys[a.i], runs[b.run].keys[b.i]) })
+	var out entries[K, V]
+	if all {
+		out.off = []int{0}
+	}
+	var group []val[V]
+	for j := 0; j < len(refs); {
+		k := runs[refs[j].run].keys[refs[j].i]
+		out.keys = append(out.keys, k)
+		if !all {
+			acc := runs[refs[j].run].vals[refs[j].i]
+			for j++; j < len(refs) && s.cmp(runs[refs[j].run].keys[refs[j].i], k) == 0; j++ {
+				acc = s.comb.f(acc, runs[refs[j].run].vals[refs[j].i])
+			}
+			out.vals = append(out.vals, acc)
+			continue
+		}
+		group = group[:0]
+		for ; j < len(refs) && s.cmp(runs[refs[j].run].keys[refs[j].i], k) == 0; j++ {
+			e := runs[refs[j].run]
+			for v := e.off[refs[j].i]; v < e.off[refs[j].i+1]; v++ {
+				group = append(group, val[V]{e.vals[v], e.tags[v]})
+			}
+		}
+		slices.SortStableFunc(group, func(a, b val[V]) int { return cmpTag(a.t, b.t) })
+		for _, g := range group {
+			out.vals = append(out.vals, g.v)
+			out.tags = append(out.tags, g.t)
+		}
+		out.off = append(out.off, len(out.vals))
+	}
+	return out
+}
+
+// xfer moves encoded pairs between ranks.
+type xfer[K comparable, V any] struct {
+	r    *pgas.Rank
+	s    *Store[K, V]
+	st   *Stats
+	mode Transfer
+}
+
+// A buffer holds records (key, value, and in all-values mode the two tag
+// words), followed, when either codec is variable-size, by the offset of
+// every record and the record count (int64 each): the raw path's index.
+// An encoded buffer also remembers its record count.
+type buf struct {
+	b []byte
+	n int
+}
+
+func (x *xfer[K, V]) variable() bool { return x.s.kc.size == 0 || x.s.vc.size == 0 }
+
+// encode appends e's pairs (those for which keep is true, if keep is not
+// nil) to a buffer.
+func (x *xfer[K, V]) encode(e entries[K, V], keep func(i int) bool, _ int) buf {
+	var b buf
+	var offs []int64
+	all := x.s.comb.KeepsAll()
+	for i, k := range e.keys {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		lo, hi := i, i+1
+		if all {
+			lo, hi = e.off[i], e.off[i+1]
+		}
+		for v := lo; v < hi; v++ {
+			offs = append(offs, int64(len(b.b)))
+			b.b = x.s.kc.Append(b.b, k)
+			b.b = x.s.vc.Append(b.b, e.vals[v])
+			if all {
+				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].idx))
+				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].seq))
+			}
+			b.n++
+		}
+	}
+	if x.variable() {
+		for _, o := range offs {
+			b.b = binary.LittleEndian.AppendUint64(b.b, uint64(o))
+		}
+		b.b = binary.LittleEndian.AppendUint64(b.b, uint64(len(offs)))
+	}
+	return b
+}
+
+// decode turns a buffer from rank src into a sorted run. indexed says
+// whether the buffer carries the index (collective transfers do).
+func (x *xfer[K, V]) decode(b []byte, src int, indexed bool) (entries[K, V], error) {
+	var e entries[K, V]
+	all := x.s.comb.KeepsAll()
+	if all {
+		e.off = []int{0}
+	}
+	end := len(b)
+	var offs []byte
+	if indexed && x.variable() {
+		if len(b) < 8 {
+			return e, fmt.Errorf("reduce: %d-byte buffer from rank %d has no record count", len(b), src)
+		}
+		n := int(binary.LittleEndian.Uint64(b[len(b)-8:]))
+		if n < 0 || 8*(n+1) > len(b) {
+			return e, fmt.Errorf("reduce: buffer from rank %d claims %d records in %d bytes", src, n, len(b))
+		}
+		end = len(b) - 8*(n+1)
+		offs = b[end : len(b)-8]
+	}
+	for pos, rec := 0, 0; pos < end; rec++ {
+		if offs != nil && int(binary.LittleEndian.Uint64(offs[8*rec:])) != pos {
+			return e, fmt.Errorf("reduce: record %d from rank %d at byte %d, index says %d", rec, src, pos, binary.LittleEndian.Uint64(offs[8*rec:]))
+		}
+		k, n, err := x.s.kc.Decode(b[pos:end])
+		if err != nil {
+			return e, fmt.Errorf("reduce: key of record %d from rank %d: %w", rec, src, err)
+		}
+		pos += n
+		v, n, err := x.s.vc.Decode(b[pos:end])
+		if err != nil {
+			return e, fmt.Errorf("reduce: value of record %d from rank %d: %w", rec, src, err)
+		}
+		pos += n
+		if !all {
+			e.keys = append(e.keys, k)
+			e.vals = append(e.vals, v)
+			continue
+		}
+		if end-pos < 16 {
+			return e, fmt.Errorf("reduce: record %d from rank %d is cut short", rec, src)
+		}
+		t := tag{int64(binary.LittleEndian.Uint64(b[pos:])), int64(binary.LittleEndian.Uint64(b[pos+8:]))}
+		pos += 16
+		if n := len(e.keys); n == 0 || x.s.cmp(e.keys[n-1], k) != 0 {
+			if n > 0 {
+				e.off = append(e.off, len(e.vals))
+			}
+			e.keys = append(e.keys, k)
+		}
+		e.vals = append(e.vals, v)
+		e.tags = append(e.tags, t)
+	}
+	if all && len(e.keys) > 0 {
+		e.off = append(e.off, len(e.vals))
+	}
+	return e, nil
+}
+
+// partition splits a run by destination rank: xxhash of the encoded key.
+func (x *xfer[K, V]) partition(e entries[K, V]) []buf {
+	n := x.r.N()
+	dest := make([]int, len(e.keys))
+	var kb []byte
+	for i, k := range e.keys {
+		kb = x.s.kc.Append(kb[:0], k)
+		dest[i] = int(xxhash.Sum64(kb) % uint64(n))
+	}
+	out := make([]buf, n)
+	for d := range n {
+		out[d] = x.encode(e, func(i int) bool { return dest[i] == d }, d)
+	}
+	return out
+}
+
+func (x *xfer[K, V]) count(to int, b buf) {
+	if to != x.r.ID() {
+		x.st.PairsMoved += int64(b.n)
+		x.st.BytesSent += int64(len(b.b))
+	}
+}
+
+func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]entries[K, V], error) {
+	n := x.r.N()
+	for d := range n {
+		x.count(d, mine)
+	}
+	if x.mode == ElementByElement {
+		out := make([]buf, n)
+		for d := range out {
+			out[d] = mine
+		}
+		return x.elementwise(ctx, out, nil)
+	}
+	counts, err := x.lengths(ctx, len(mine.b))
+	if err != nil {
+		return nil, err
+	}
+	recv := make([]byte, sum(counts))
+	if err := coll.AllgatherV(ctx, x.r.World(), coll.Private(recv), coll.Private(mine.b), counts, nil, nil); err != nil {
+		return nil, err
+	}
+	return x.split(recv, counts, true)
+}
+
+func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]entries[K, V], error) {
+	n := x.r.N()
+	x.count(root, mine)
+	if x.mode == ElementByElement {
+		out := make([]buf, n)
+		out[root] = mine
+		return x.elementwise(ctx, out, []int{root})
+	}
+	counts, err := x.lengths(ctx, len(mine.b))
+	if err != nil {
+		return nil, err
+	}
+	var recv []byte
+	if x.r.ID() == root {
+		recv = make([]byte, sum(counts))
+	}
+	if err := coll.GatherV(ctx, x.r.World(), coll.Private(recv), coll.Private(mine.b), counts, nil, nil, coll.Root(root)); err != nil {
+		return nil, err
+	}
+	if x.r.ID() != root {
+		return nil, nil
+	}
+	return x.split(recv, counts, true)
+}
+
+func (x *xfer[K, V]) exchange(ctx context.Context, out []buf) ([]entries[K, V], error) {
+	n := x.r.N()
+	for d, b := range out {
+		x.count(d, b)
+	}
+	if x.mode == ElementByElement {
+		return x.elementwise(ctx, out, nil)
+	}
+	row := make([]int64, n)
+	for d, b := range out {
+		row[d] = int64(len(b.b))
+	}
+	matrix, err := x.rows(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int, n*n)
+	for i, v := range matrix {
+		counts[i] = int(v)
+	}
+	var send []byte
+	for _, b := range out {
+		send = append(send, b.b...)
+	}
+	me := x.r.ID()
+	col := make([]int, n)
+	for i := range n {
+		col[i] = counts[i*n+me]
+	}
+	recv := make([]byte, sum(col))
+	if err := coll.ExchangeV(ctx, x.r.World(), coll.Private(recv), coll.Private(send), counts, nil, nil); err != nil {
+		return nil, err
+	}
+	return x.split(recv, col, true)
+}
+
+// lengths allgathers one length per rank.
+func (x *xfer[K, V]) lengths(ctx context.Context, mine int) ([]int, error) {
+	all, err := x.rows(ctx, []int64{int64(mine)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(all))
+	for i, v := range all {
+		out[i] = int(v)
+	}
+	return out, nil
+}
+
+// rows allgathers one row of int64 per rank into a matrix (rank-major).
+func (x *xfer[K, V]) rows(ctx context.Context, row []int64) ([]int64, error) {
+	all := make([]int64, len(row)*x.r.N())
+	if err := coll.Allgather(ctx, x.r.World(), coll.Private(all), coll.Private(row), len(row)); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// split decodes the consecutive per-source buffers of recv.
+func (x *xfer[K, V]) split(recv []byte, counts []int, indexed bool) ([]entries[K, V], error) {
+	runs := make([]entries[K, V], len(counts))
+	pos := 0
+	for src, c := range counts {
+		if src != x.r.ID() {
+			x.st.BytesReceived += int64(c)
+		}
+		e, err := x.decode(recv[pos:pos+c], src, indexed)
+		if err != nil {
+			return nil, err
+		}
+		runs[src] = e
+		pos += c
+	}
+	return runs, nil
+}
+
+// elementwise moves every record with its own put into the destination's
+// receive area, a symmetric region as large as the largest total any rank
+// receives. dests limits the destinations (nil: all).
+func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([]entries[K, V], error) {
+	r := x.r
+	n, me := r.N(), r.ID()
+	// Records without the index: element transfers decode sequentially.
+	recs := make([][]int, n) // record boundaries per destination
+	row := make([]int64, n)
+	for d, b := range out {
+		body := b.b
+		if x.variable() && len(body) >= 8 {
+			body = body[:len(body)-8*(b.n+1)]
+		}
+		out[d].b = body
+		row[d] = int64(len(body))
+		recs[d] = x.boundaries(body)
+	}
+	matrix, err := x.rows(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	var maxIn int64
+	for d := range n {
+		var in int64
+		for s := range n {
+			in += matrix[s*n+d]
+		}
+		maxIn = max(maxIn, in)
+	}
+	reg, err := r.AllAlloc(ctx, maxIn)
+	if err != nil {
+		return nil, err
+	}
+	h := &pgas.Handle{}
+	for d := range n {
+		if dests != nil && !slices.Contains(dests, d) {
+			continue
+		}
+		base := reg.Off
+		for s := range me {
+			base += matrix[s*n+d]
+		}
+		body := out[d].b
+		for i := 0; i+1 < len(recs[d]); i++ {
+			lo, hi := recs[d][i], recs[d][i+1]
+			r.PutBytesAsync(ctx, d, base+int64(lo), body[lo:hi], h)
+		}
+	}
+	if err := h.Wait(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.Barrier(ctx); err != nil {
+		return nil, err
+	}
+	var runs []entries[K, V]
+	if dests == nil || slices.Contains(dests, me) {
+		counts := make([]int, n)
+		for s := range n {
+			counts[s] = int(matrix[s*n+me])
+		}
+		seg := r.Segment()
+		total := sum(counts)
+		recv := make([]byte, total)
+		copy(recv, seg[reg.Off:reg.Off+int64(total)])
+		runs, err = x.split(recv, counts, false)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := r.AllFree(ctx, reg); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// boundaries returns the start of every record in body and its end.
+func (x *xfer[K, V]) boundaries(body []byte) []int {
+	b := []int{0}
+	all := x.s.comb.KeepsAll()
+	for pos := 0; pos < len(body); {
+		_, n, err := x.s.kc.Decode(body[pos:])
+		if err != nil {
+			panic(fmt.Sprintf("reduce: re-reading own record: %v", err))
+		}
+		pos += n
+		_, n, err = x.s.vc.Decode(body[pos:])
+		if err != nil {
+			panic(fmt.Sprintf("reduce: re-reading own record: %v", err))
+		}
+		pos += n
+		if all {
+			pos += 16
+		}
+		b = append(b, pos)
+	}
+	return b
+}
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
