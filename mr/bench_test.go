@@ -151,7 +151,7 @@ func BenchmarkGather(b *testing.B) {
 func benchJob(b *testing.B, ranks int, job func(ctx context.Context, r *pgas.Rank) error) {
 	b.Helper()
 	b.ReportAllocs()
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, SegmentBytes: 64 << 20}, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, SegmentBytes: segFor(ranks)}, func(ctx context.Context, r *pgas.Rank) error {
 		if err := r.Barrier(ctx); err != nil {
 			return err
 		}
@@ -171,4 +171,12 @@ func benchJob(b *testing.B, ranks int, job func(ctx context.Context, r *pgas.Ran
 	if err != nil {
 		b.Fatal(err)
 	}
+}
+
+// segFor keeps the job's segments within memory at 64 ranks.
+func segFor(ranks int) int64 {
+	if ranks > 8 {
+		return 8 << 20
+	}
+	return 64 << 20
 }

@@ -50,6 +50,7 @@ type move struct {
 
 // state is one member's per-team collective state.
 type state struct {
+	moves  []move // reused by flat plans
 	stage  pgas.Region
 	cap    int64 // bytes per half
 	parity int64

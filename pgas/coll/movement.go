@@ -312,8 +312,15 @@ func checkPerm(name string, perm []int, n int) {
 
 // flat runs a one-round collective whose moves plan adds.
 func (c *call[T]) flat(ctx context.Context, sig func() string, inPlace bool, plan func(add func(move))) error {
-	var ms []move
+	ms := c.st.moves[:0]
 	plan(func(m move) { ms = append(ms, m) })
+	return c.flatMoves(ctx, sig, inPlace, ms)
+}
+
+// flatMoves runs a one-round collective of the moves ms, then keeps ms's
+// storage for the team's next call.
+func (c *call[T]) flatMoves(ctx context.Context, sig func() string, inPlace bool, ms []move) error {
+	defer func() { c.st.moves = ms[:0] }()
 	fullSig := func() string { return sig() + " " + kind(c.bufs[bufDst], c.bufs[bufSrc]) }
 	if nat := c.native(); nat != nil && !inPlace && c.privOnly() && onePerPair(ms) {
 		if err := c.beginNative(ctx, fullSig); err != nil {

@@ -151,6 +151,11 @@ func (c *call[T]) vcheck(ms []move) {
 		}
 		s := span{rank: -1, lo: m.dst.idx, hi: m.dst.idx + m.n}
 		if c.isPriv(m.dst) {
+			// Each rank checks the chunks landing in its own slice; the
+			// owner's panic fails the job for everyone.
+			if m.dst.rank != c.me {
+				continue
+			}
 			s.rank = m.dst.rank
 		}
 		dsts = append(dsts, s)
@@ -176,11 +181,7 @@ func (c *call[T]) vcheck(ms []move) {
 // vflat checks ms and runs them as a one-round collective.
 func (c *call[T]) vflat(ctx context.Context, sig func() string, ms []move) error {
 	c.vcheck(ms)
-	return c.flat(ctx, sig, false, func(add func(move)) {
-		for _, m := range ms {
-			add(m)
-		}
-	})
+	return c.flatMoves(ctx, sig, false, ms)
 }
 
 // LocalDispl returns the displacement in b of element li of rank's
@@ -279,7 +280,7 @@ func AllgatherV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], count
 		}
 		return slot * total
 	}
-	var ms []move
+	ms := c.st.moves[:0]
 	for m := range c.t.Size() {
 		sm := c.slot(m)
 		for k := range c.t.Size() {
@@ -312,7 +313,7 @@ func ScatterV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts,
 		}
 		return packed[s]
 	})
-	var ms []move
+	ms := c.st.moves[:0]
 	for m := range c.t.Size() {
 		s := c.slot(m)
 		ms = append(ms, move{c.vloc(bufSrc, c.o.root, sd(s)), c.vloc(bufDst, m, dd(s)), int64(counts[s])})
@@ -343,7 +344,7 @@ func GatherV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts, 
 		return packed[s]
 	})
 	dd := pick(ddispls, func(s int) int { return packed[s] })
-	var ms []move
+	ms := c.st.moves[:0]
 	for m := range c.t.Size() {
 		s := c.slot(m)
 		ms = append(ms, move{c.vloc(bufSrc, m, sd(s)), c.vloc(bufDst, c.o.root, dd(s)), int64(counts[s])})
@@ -395,7 +396,7 @@ func BroadcastV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int
 			}
 		}
 	} else {
-		var ms []move
+		ms := make([]move, 0, c.t.Size())
 		for m := range c.t.Size() {
 			ms = append(ms, move{rootSrc, dstOf(m), nn})
 		}
@@ -443,7 +444,7 @@ func ExchangeV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts
 	rowPre, colPre := matrixPrefixes(counts, S)
 	sd := pick(sdispls, func(k int) int { return rowPre[k] })
 	dd := pick(ddispls, func(k int) int { return colPre[k] })
-	var ms []move
+	ms := c.st.moves[:0]
 	for i := range c.t.Size() {
 		si := c.slot(i)
 		for j := range c.t.Size() {
@@ -491,7 +492,7 @@ func ExchangeVMerge[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], c
 		return recvPre[j]
 	})
 	sd := pick(sdispls, func(k int) int { return rowPre[k] })
-	var ms []move
+	ms := c.st.moves[:0]
 	for i := range c.t.Size() {
 		si := c.slot(i)
 		for j := range c.t.Size() {
@@ -524,7 +525,7 @@ func PermuteV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], perm, c
 	checkCounts("PermuteV", "counts", counts, ns)
 	checkDispls("PermuteV", "displs", displs, ns)
 	block := func(b Buf[T]) int { return int(b.arr.Layout().Block) }
-	var ms []move
+	ms := c.st.moves[:0]
 	for m := range c.t.Size() {
 		s := c.slot(m)
 		to := c.slotTid(fmt.Sprintf("perm[%d]", s), perm[s])
