@@ -87,14 +87,23 @@ func BenchmarkHistogram(b *testing.B) {
 				if err != nil {
 					return err
 				}
+				// The array-based fast path: count this rank's share of
+				// the pixels locally, emit one combined pair per value
+				// (BenchmarkEmit measures per-pixel emission).
 				if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(px), func(ctx context.Context, r *pgas.Rank, in mr.Input[[]byte], emit func(uint16, int64)) error {
+					var h [768]int64
 					lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
 					for i := lo; i < hi; i++ {
 						c, _ := in.At(ctx, i)
 						for j := 0; j+2 < len(c); j += 3 {
-							emit(uint16(c[j]), 1)
-							emit(256+uint16(c[j+1]), 1)
-							emit(512+uint16(c[j+2]), 1)
+							h[c[j]]++
+							h[256+int(c[j+1])]++
+							h[512+int(c[j+2])]++
+						}
+					}
+					for k, v := range h {
+						if v > 0 {
+							emit(uint16(k), v)
 						}
 					}
 					return nil
@@ -108,6 +117,91 @@ func BenchmarkHistogram(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkEmit compares per-pixel emission into a dense container with a
+// sum combiner, per-pixel emission keeping every value (no combining, a
+// hash container), and in-mapper combining (local counts, 768 emits per
+// rank), on the same pixels at 1 rank.
+func BenchmarkEmit(b *testing.B) {
+	px := pixels(16, 1<<14)
+	size := int64(len(px) * len(px[0]))
+	run := func(b *testing.B, mk func() (*reduce.Store[uint16, int64], error), inMapper bool) {
+		b.SetBytes(size)
+		benchJob(b, 1, func(ctx context.Context, r *pgas.Rank) error {
+			st, err := mk()
+			if err != nil {
+				return err
+			}
+			if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(px), func(ctx context.Context, r *pgas.Rank, in mr.Input[[]byte], emit func(uint16, int64)) error {
+				var h [768]int64
+				for i := range in.Len() {
+					c, _ := in.At(ctx, i)
+					for j := 0; j+2 < len(c); j += 3 {
+						if inMapper {
+							h[c[j]]++
+							h[256+int(c[j+1])]++
+							h[512+int(c[j+2])]++
+							continue
+						}
+						emit(uint16(c[j]), 1)
+						emit(256+uint16(c[j+1]), 1)
+						emit(512+uint16(c[j+2]), 1)
+					}
+				}
+				if inMapper {
+					for k, v := range h {
+						if v > 0 {
+							emit(uint16(k), v)
+						}
+					}
+				}
+				return nil
+			}, st); err != nil {
+				return err
+			}
+			_, err = mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[uint16, int64]) (int, error) {
+				return p.Len(), nil
+			}, mr.Gather(reduce.GatherRoot))
+			return err
+		})
+	}
+	b.Run("sequential", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			var h [768]int64
+			for _, c := range px {
+				for j := 0; j+2 < len(c); j += 3 {
+					h[c[j]]++
+					h[256+int(c[j+1])]++
+					h[512+int(c[j+2])]++
+				}
+			}
+			if h[0] < 0 {
+				b.Fatal()
+			}
+		}
+	})
+	b.Run("dense-sum", func(b *testing.B) {
+		run(b, func() (*reduce.Store[uint16, int64], error) {
+			return reduce.NewArrayStore[uint16, int64](768, reduce.Sum[int64]())
+		}, false)
+	})
+	b.Run("hash-sum", func(b *testing.B) {
+		run(b, func() (*reduce.Store[uint16, int64], error) {
+			return reduce.NewHashStore[uint16, int64](reduce.Sum[int64]())
+		}, false)
+	})
+	b.Run("hash-keepall", func(b *testing.B) {
+		run(b, func() (*reduce.Store[uint16, int64], error) {
+			return reduce.NewHashStore[uint16, int64](reduce.KeepAll[int64]())
+		}, false)
+	})
+	b.Run("in-mapper", func(b *testing.B) {
+		run(b, func() (*reduce.Store[uint16, int64], error) {
+			return reduce.NewArrayStore[uint16, int64](768, reduce.Sum[int64]())
+		}, true)
+	})
 }
 
 // BenchmarkGather compares gather modes and transfers on a job with many

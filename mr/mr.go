@@ -119,6 +119,7 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 	ms := MapStats{Plan: p.Kind(), Load: p.Load(me)}
 	emitted := st.Emitted()
 	emit := st.Emit
+	st.BeginMap()
 	for i := range p.Elements(me) {
 		if ms.Elements&63 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -162,6 +163,7 @@ func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank
 	}
 	t0 := time.Now()
 	emitted := st.Emitted()
+	st.BeginMap()
 	st.SetTag(int64(r.ID()))
 	err := func() (err error) {
 		defer func() {

@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -106,6 +107,12 @@ func newMsgpackCodec[T any](name string, enc func(*msgpack.Encoder, T) error, de
 			return b
 		},
 		dec: func(b []byte) (T, int, error) {
+			// Check the claimed length first: msgpack reserves it before
+			// reading, so a corrupt header could allocate gigabytes.
+			if err := checkLength(b); err != nil {
+				var z T
+				return z, 0, fmt.Errorf("reduce: %s record: %w", name, err)
+			}
 			rd.Reset(b)
 			d.Reset(rd)
 			v, err := dec(d)
@@ -115,6 +122,40 @@ func newMsgpackCodec[T any](name string, enc func(*msgpack.Encoder, T) error, de
 			return v, len(b) - rd.Len(), nil
 		},
 	}
+}
+
+// checkLength reads a msgpack str or bin header at the front of b and
+// reports an error if the length it claims exceeds the bytes present.
+func checkLength(b []byte) error {
+	if len(b) == 0 {
+		return fmt.Errorf("empty record")
+	}
+	var hdr, n int
+	switch c := b[0]; {
+	case c >= 0xa0 && c <= 0xbf: // fixstr
+		hdr, n = 1, int(c&0x1f)
+	case c == 0xd9 || c == 0xc4: // str8, bin8
+		if len(b) < 2 {
+			return fmt.Errorf("record header cut short")
+		}
+		hdr, n = 2, int(b[1])
+	case c == 0xda || c == 0xc5: // str16, bin16
+		if len(b) < 3 {
+			return fmt.Errorf("record header cut short")
+		}
+		hdr, n = 3, int(binary.BigEndian.Uint16(b[1:]))
+	case c == 0xdb || c == 0xc6: // str32, bin32
+		if len(b) < 5 {
+			return fmt.Errorf("record header cut short")
+		}
+		hdr, n = 5, int(binary.BigEndian.Uint32(b[1:]))
+	default:
+		return nil // not a string header: let msgpack report it
+	}
+	if n > len(b)-hdr {
+		return fmt.Errorf("record claims %d bytes, %d present", n, len(b)-hdr)
+	}
+	return nil
 }
 
 // StringCodec encodes strings as msgpack str records.
@@ -141,6 +182,14 @@ func CodecFor[T any]() (Codec[T], error) {
 		return any(StringCodec()).(Codec[T]), nil
 	case []byte:
 		return any(BytesCodec()).(Codec[T]), nil
+	}
+	if reflect.TypeFor[T]().Kind() == reflect.String { // a named string type
+		return msgpackCodec("msgpack-string",
+			func(e *msgpack.Encoder, v T) error { return e.EncodeString(*(*string)(unsafe.Pointer(&v))) },
+			func(d *msgpack.Decoder) (T, error) {
+				s, err := d.DecodeString()
+				return *(*T)(unsafe.Pointer(&s)), err
+			}), nil
 	}
 	c, err := RawCodec[T]()
 	if err != nil {

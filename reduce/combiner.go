@@ -14,6 +14,7 @@ type Combiner[V any] struct {
 	name string
 	f    func(acc, v V) V
 	comm bool
+	sum  bool // the built-in Sum, which dense containers may inline
 }
 
 // Name names the combiner ("sum", "min", ...; "all" for KeepAll).
@@ -45,7 +46,7 @@ func KeepAll[V any]() Combiner[V] { return Combiner[V]{} }
 func Sum[V coll.Number]() Combiner[V] {
 	var z V
 	exact := isInteger(z)
-	return Combiner[V]{name: "sum", f: func(a, b V) V { return a + b }, comm: exact}
+	return Combiner[V]{name: "sum", f: func(a, b V) V { return a + b }, comm: exact, sum: true}
 }
 
 // Min keeps the smallest value.

@@ -9,12 +9,16 @@ import (
 	"github.com/pgasmr/pgasmr/pgas/coll"
 )
 
-// tag orders the values of a key when all are kept: (input index, emit
-// sequence) for element-by-element maps, (rank, emit sequence) for
-// array-based ones.
-type tag struct{ idx, seq int64 }
+// tag orders the values of a key when all are kept: (map call, input
+// index, emit sequence) for element-by-element maps, (map call, rank, emit
+// sequence) for array-based ones. The sequence never restarts, so values
+// of one element keep their emit order.
+type tag struct{ call, idx, seq int64 }
 
 func cmpTag(a, b tag) int {
+	if c := cmp.Compare(a.call, b.call); c != 0 {
+		return c
+	}
 	if c := cmp.Compare(a.idx, b.idx); c != 0 {
 		return c
 	}
@@ -110,7 +114,7 @@ func NewArrayStore[K coll.Integer, V any](size int, comb Combiner[V], opts ...Op
 		s.arr = make([]V, size)
 		s.has = make([]bool, size)
 		var z V
-		if _, ok := any(z).(int64); ok && comb.name == "sum" && size > 0 {
+		if _, ok := any(z).(int64); ok && comb.sum && size > 0 {
 			s.dense = unsafe.Slice((*int64)(unsafe.Pointer(&s.arr[0])), size)
 			var k K
 			s.ksize = unsafe.Sizeof(k)
@@ -165,10 +169,13 @@ func (s *Store[K, V]) finish(opts []Option[K, V]) (*Store[K, V], error) {
 // Combiner returns the store's combiner.
 func (s *Store[K, V]) Combiner() Combiner[V] { return s.comb }
 
-// SetTag sets the order tag of the values emitted next: the input index
-// (or the rank, for array-based maps); the emit sequence restarts at 0.
-// Package mr calls it.
-func (s *Store[K, V]) SetTag(idx int64) { s.cur = tag{idx: idx} }
+// BeginMap starts a new map call: values it emits order after those of
+// earlier calls. Package mr calls it once per ApplyMap.
+func (s *Store[K, V]) BeginMap() { s.cur.call++ }
+
+// SetTag sets the input index (or, for array-based maps, the rank) of the
+// values emitted next. Package mr calls it.
+func (s *Store[K, V]) SetTag(idx int64) { s.cur.idx = idx }
 
 // Emit adds the pair (k, v). It is the hot path of every map function.
 func (s *Store[K, V]) Emit(k K, v V) {

@@ -231,6 +231,7 @@ func (x *xfer[K, V]) encode(e entries[K, V], keep func(i int) bool, _ int) buf {
 			b.b = x.s.kc.Append(b.b, k)
 			b.b = x.s.vc.Append(b.b, e.vals[v])
 			if all {
+				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].call))
 				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].idx))
 				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].seq))
 			}
@@ -255,19 +256,25 @@ func (x *xfer[K, V]) decode(b []byte, src int, indexed bool) (entries[K, V], err
 		e.off = []int{0}
 	}
 	end := len(b)
+	want := -1 // records the index says, if indexed
 	var offs []byte
 	if indexed && x.variable() {
 		if len(b) < 8 {
 			return e, fmt.Errorf("reduce: %d-byte buffer from rank %d has no record count", len(b), src)
 		}
-		n := int(binary.LittleEndian.Uint64(b[len(b)-8:]))
-		if n < 0 || 8*(n+1) > len(b) {
+		n := binary.LittleEndian.Uint64(b[len(b)-8:])
+		if n > uint64(len(b)/8-1) {
 			return e, fmt.Errorf("reduce: buffer from rank %d claims %d records in %d bytes", src, n, len(b))
 		}
-		end = len(b) - 8*(n+1)
+		want = int(n)
+		end = len(b) - 8*(want+1)
 		offs = b[end : len(b)-8]
 	}
-	for pos, rec := 0, 0; pos < end; rec++ {
+	rec := 0
+	for pos := 0; pos < end; rec++ {
+		if want >= 0 && rec >= want {
+			return e, fmt.Errorf("reduce: buffer from rank %d holds more records than its index's %d", src, want)
+		}
 		if offs != nil && int(binary.LittleEndian.Uint64(offs[8*rec:])) != pos {
 			return e, fmt.Errorf("reduce: record %d from rank %d at byte %d, index says %d", rec, src, pos, binary.LittleEndian.Uint64(offs[8*rec:]))
 		}
@@ -286,11 +293,11 @@ func (x *xfer[K, V]) decode(b []byte, src int, indexed bool) (entries[K, V], err
 			e.vals = append(e.vals, v)
 			continue
 		}
-		if end-pos < 16 {
+		if end-pos < tagBytes {
 			return e, fmt.Errorf("reduce: record %d from rank %d is cut short", rec, src)
 		}
-		t := tag{int64(binary.LittleEndian.Uint64(b[pos:])), int64(binary.LittleEndian.Uint64(b[pos+8:]))}
-		pos += 16
+		t := tag{int64(binary.LittleEndian.Uint64(b[pos:])), int64(binary.LittleEndian.Uint64(b[pos+8:])), int64(binary.LittleEndian.Uint64(b[pos+16:]))}
+		pos += tagBytes
 		if n := len(e.keys); n == 0 || x.s.cmp(e.keys[n-1], k) != 0 {
 			if n > 0 {
 				e.off = append(e.off, len(e.vals))
@@ -299,6 +306,9 @@ func (x *xfer[K, V]) decode(b []byte, src int, indexed bool) (entries[K, V], err
 		}
 		e.vals = append(e.vals, v)
 		e.tags = append(e.tags, t)
+	}
+	if want >= 0 && rec != want {
+		return e, fmt.Errorf("reduce: buffer from rank %d holds %d records, its index says %d", src, rec, want)
 	}
 	if all && len(e.keys) > 0 {
 		e.off = append(e.off, len(e.vals))
@@ -331,15 +341,15 @@ func (x *xfer[K, V]) count(to int, b buf) {
 
 func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]entries[K, V], error) {
 	n := x.r.N()
-	for d := range n {
-		x.count(d, mine)
-	}
 	if x.mode == ElementByElement {
 		out := make([]buf, n)
 		for d := range out {
 			out[d] = mine
 		}
 		return x.elementwise(ctx, out, nil)
+	}
+	for d := range n {
+		x.count(d, mine)
 	}
 	counts, err := x.lengths(ctx, len(mine.b))
 	if err != nil {
@@ -354,12 +364,12 @@ func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]entries[K, V], 
 
 func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]entries[K, V], error) {
 	n := x.r.N()
-	x.count(root, mine)
 	if x.mode == ElementByElement {
 		out := make([]buf, n)
 		out[root] = mine
 		return x.elementwise(ctx, out, []int{root})
 	}
+	x.count(root, mine)
 	counts, err := x.lengths(ctx, len(mine.b))
 	if err != nil {
 		return nil, err
@@ -379,11 +389,11 @@ func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]entries[
 
 func (x *xfer[K, V]) exchange(ctx context.Context, out []buf) ([]entries[K, V], error) {
 	n := x.r.N()
-	for d, b := range out {
-		x.count(d, b)
-	}
 	if x.mode == ElementByElement {
 		return x.elementwise(ctx, out, nil)
+	}
+	for d, b := range out {
+		x.count(d, b)
 	}
 	row := make([]int64, n)
 	for d, b := range out {
@@ -470,6 +480,9 @@ func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([
 		out[d].b = body
 		row[d] = int64(len(body))
 		recs[d] = x.boundaries(body)
+		if dests == nil || slices.Contains(dests, d) {
+			x.count(d, out[d])
+		}
 	}
 	matrix, err := x.rows(ctx, row)
 	if err != nil {
@@ -545,12 +558,15 @@ func (x *xfer[K, V]) boundaries(body []byte) []int {
 		}
 		pos += n
 		if all {
-			pos += 16
+			pos += tagBytes
 		}
 		b = append(b, pos)
 	}
 	return b
 }
+
+// tagBytes is the size of an encoded order tag.
+const tagBytes = 24
 
 func sum(xs []int) int {
 	s := 0

@@ -1,0 +1,150 @@
+package mr
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Split is a byte range of a file: the bytes [Off, Off+Len) of Path. An
+// input of splits lets a map read a large file piece by piece, so no rank
+// ever holds a whole input in memory.
+//
+// Splits are cut at exact byte offsets, not at word, line or record
+// boundaries: a word may straddle two splits. A map that needs whole
+// records realigns itself, for example by skipping the partial record at
+// the start of its split (unless Off is 0) and reading past its end to
+// finish the last record it started.
+type Split struct {
+	Path string
+	Off  int64
+	Len  int64
+}
+
+func (s Split) String() string { return fmt.Sprintf("%s[%d:%d]", s.Path, s.Off, s.Off+s.Len) }
+
+// Read reads the split's bytes into buf, which it grows if needed, and
+// returns them (buf[:s.Len]). It fails, naming the file, if the file
+// cannot be opened or no longer holds the whole range.
+func (s Split) Read(buf []byte) ([]byte, error) {
+	if s.Len < 0 || s.Off < 0 {
+		return nil, fmt.Errorf("mr: split %v: negative offset or length", s)
+	}
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return nil, fmt.Errorf("mr: split %v: %w", s, err)
+	}
+	defer f.Close()
+	if int64(cap(buf)) < s.Len {
+		buf = make([]byte, s.Len)
+	}
+	buf = buf[:s.Len]
+	if _, err := f.ReadAt(buf, s.Off); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("mr: split %v: reading %d bytes at offset %d: %w", s, s.Len, s.Off, err)
+	}
+	return buf, nil
+}
+
+// Open opens the split's file and returns a reader over the split's range
+// only (an io.SectionReader); the caller closes it. Reading stops at the
+// end of the range, or earlier if the file has shrunk.
+func (s Split) Open() (io.ReadCloser, error) {
+	if s.Len < 0 || s.Off < 0 {
+		return nil, fmt.Errorf("mr: split %v: negative offset or length", s)
+	}
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return nil, fmt.Errorf("mr: split %v: %w", s, err)
+	}
+	return &sectionFile{io.NewSectionReader(f, s.Off, s.Len), f}, nil
+}
+
+type sectionFile struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (s *sectionFile) Close() error { return s.f.Close() }
+
+// splitInput is the Input of FileSplits: also a Weighter (weight = Len)
+// and a Hasher (of every split's path, offset and length).
+type splitInput struct {
+	splits []Split
+	hash   uint64
+}
+
+// FileSplits returns an Input of splits of the files, in the order given:
+// each file is cut into consecutive splits of size bytes (the last one
+// shorter); an empty file gives one empty split. It opens each file to
+// check that it is a readable regular file, and fails naming the first
+// that is not. The files are not read: a map reads its splits with
+// Split.Read or Split.Open. The splits' weights are their lengths, for
+// the balanced and best-fit distributions.
+func FileSplits(paths []string, size int64) (Input[Split], error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("mr: FileSplits with split size %d, want > 0", size)
+	}
+	in := &splitInput{}
+	for _, p := range paths {
+		n, err := fileSize(p)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			in.splits = append(in.splits, Split{Path: p})
+			continue
+		}
+		for off := int64(0); off < n; off += size {
+			in.splits = append(in.splits, Split{Path: p, Off: off, Len: min(size, n-off)})
+		}
+	}
+	h := xxhash.New()
+	var b []byte
+	for _, s := range in.splits {
+		b = binary.LittleEndian.AppendUint64(b[:0], uint64(len(s.Path)))
+		b = append(b, s.Path...)
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.Off))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.Len))
+		h.Write(b)
+	}
+	in.hash = h.Sum64()
+	return in, nil
+}
+
+// fileSize opens path and returns its size if it is a regular file.
+func fileSize(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("mr: input file: %w", err) // *PathError names the path
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("mr: input file %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("mr: input file %s is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	return fi.Size(), nil
+}
+
+func (in *splitInput) Len() int64 { return int64(len(in.splits)) }
+
+func (in *splitInput) At(_ context.Context, i int64) (Split, error) {
+	if i < 0 || i >= int64(len(in.splits)) {
+		return Split{}, fmt.Errorf("mr: split %d of %d", i, len(in.splits))
+	}
+	return in.splits[i], nil
+}
+
+func (in *splitInput) Weight(i int64) float64 { return float64(in.splits[i].Len) }
+
+func (in *splitInput) Hash() uint64 { return in.hash }

@@ -1,0 +1,568 @@
+package reduce
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pgasmr/pgasmr/pgas/coll"
+)
+
+// emission is one Emit call, after SetTag(idx) when setTag is true.
+type emission[K, V any] struct {
+	setTag bool
+	idx    int64
+	k      K
+	v      V
+}
+
+// oracleCombined folds the values of each key in emit order with f and
+// returns the keys sorted by compare with their values.
+func oracleCombined[K comparable, V any](ems []emission[K, V], f func(a, b V) V, compare func(a, b K) int) ([]K, []V) {
+	acc := map[K]V{}
+	for _, e := range ems {
+		if a, ok := acc[e.k]; ok {
+			acc[e.k] = f(a, e.v)
+		} else {
+			acc[e.k] = e.v
+		}
+	}
+	keys := make([]K, 0, len(acc))
+	for k := range acc {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compare)
+	vals := make([]V, len(keys))
+	for i, k := range keys {
+		vals[i] = acc[k]
+	}
+	return keys, vals
+}
+
+// oracleAll groups every value by key, ordered by (tag index, emit
+// sequence), the sequence counting every emit of the store.
+func oracleAll[K comparable, V any](ems []emission[K, V], compare func(a, b K) int) ([]K, [][]V) {
+	type tv struct {
+		t tag
+		v V
+	}
+	var cur tag
+	by := map[K][]tv{}
+	for _, e := range ems {
+		if e.setTag {
+			cur.idx = e.idx
+		}
+		by[e.k] = append(by[e.k], tv{cur, e.v})
+		cur.seq++
+	}
+	keys := make([]K, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compare)
+	vals := make([][]V, len(keys))
+	for i, k := range keys {
+		xs := by[k]
+		// Naive insertion sort: stable, independent of the store's sort.
+		for a := 1; a < len(xs); a++ {
+			for b := a; b > 0 && (xs[b].t.idx < xs[b-1].t.idx || xs[b].t.idx == xs[b-1].t.idx && xs[b].t.seq < xs[b-1].t.seq); b-- {
+				xs[b], xs[b-1] = xs[b-1], xs[b]
+			}
+		}
+		for _, x := range xs {
+			vals[i] = append(vals[i], x.v)
+		}
+	}
+	return keys, vals
+}
+
+func play[K comparable, V any](s *Store[K, V], ems []emission[K, V]) {
+	for _, e := range ems {
+		if e.setTag {
+			s.SetTag(e.idx)
+		}
+		s.Emit(e.k, e.v)
+	}
+}
+
+// checkCombined compares a combined store's sorted run with the oracle.
+func checkCombined[K comparable, V any](t *testing.T, s *Store[K, V], ems []emission[K, V], eq func(a, b V) bool) {
+	t.Helper()
+	wk, wv := oracleCombined(ems, s.comb.f, s.cmp)
+	if got := s.Keys(); got != len(wk) {
+		t.Errorf("Keys() = %d, want %d", got, len(wk))
+	}
+	e := s.sorted()
+	if e.off != nil || e.tags != nil {
+		t.Fatalf("combined run has offsets or tags")
+	}
+	if len(e.keys) != len(wk) || len(e.vals) != len(wk) {
+		t.Fatalf("sorted run has %d keys, %d values; want %d", len(e.keys), len(e.vals), len(wk))
+	}
+	for i := range wk {
+		if e.keys[i] != wk[i] || !eq(e.vals[i], wv[i]) {
+			t.Fatalf("pair %d: got (%v, %v), want (%v, %v)", i, e.keys[i], e.vals[i], wk[i], wv[i])
+		}
+	}
+	p := e.pairs()
+	if p.Len() != len(wk) || p.Off != nil {
+		t.Fatalf("pairs: len %d off %v", p.Len(), p.Off)
+	}
+	for i := range wk {
+		if !eq(p.Value(i), wv[i]) || len(p.Values(i)) != 1 || !eq(p.Values(i)[0], wv[i]) {
+			t.Fatalf("pairs value %d: %v / %v, want %v", i, p.Value(i), p.Values(i), wv[i])
+		}
+	}
+}
+
+// checkAll compares a KeepAll store's sorted run with the oracle.
+func checkAll[K comparable, V comparable](t *testing.T, s *Store[K, V], ems []emission[K, V]) {
+	t.Helper()
+	wk, wv := oracleAll(ems, s.cmp)
+	if got := s.Keys(); got != len(wk) {
+		t.Errorf("Keys() = %d, want %d", got, len(wk))
+	}
+	e := s.sorted()
+	if len(e.keys) != len(wk) || len(e.off) != len(wk)+1 || e.off[0] != 0 || len(e.tags) != len(e.vals) {
+		t.Fatalf("sorted run: %d keys, %d offsets, %d values, %d tags; want %d keys", len(e.keys), len(e.off), len(e.vals), len(e.tags), len(wk))
+	}
+	p := e.pairs()
+	for i := range wk {
+		if e.keys[i] != wk[i] {
+			t.Fatalf("key %d: %v, want %v", i, e.keys[i], wk[i])
+		}
+		if got := p.Values(i); !slices.Equal(got, wv[i]) {
+			t.Fatalf("key %v: values %v, want %v", wk[i], got, wv[i])
+		}
+		for j := e.off[i] + 1; j < e.off[i+1]; j++ {
+			if cmpTag(e.tags[j-1], e.tags[j]) > 0 {
+				t.Fatalf("key %v: tags out of order: %v", wk[i], e.tags[e.off[i]:e.off[i+1]])
+			}
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil && len(wk) > 0 {
+				t.Error("Pairs.Value did not panic on all-values pairs")
+			}
+		}()
+		if len(wk) > 0 {
+			p.Value(0)
+		}
+	}()
+}
+
+func eqExact[V comparable](a, b V) bool { return a == b }
+
+// randomEmissions makes n emissions over nkeys keys with tags changing
+// every few emissions, in a non-monotonic order of distinct indices.
+func randomEmissions[K comparable, V any](rng *rand.Rand, n, nkeys int, key func(int) K, val func(*rand.Rand) V) []emission[K, V] {
+	var ems []emission[K, V]
+	idx := rng.Perm(n + 1)
+	next := 0
+	for i := range n {
+		e := emission[K, V]{k: key(rng.IntN(nkeys)), v: val(rng)}
+		if i == 0 || rng.IntN(4) == 0 {
+			e.setTag, e.idx = true, int64(idx[next])
+			next++
+		}
+		ems = append(ems, e)
+	}
+	return ems
+}
+
+func strKey(i int) string { return fmt.Sprintf("k%03d-%s", i, strings.Repeat("é", i%4)) }
+
+func TestHashStoreCombiners(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ems := randomEmissions(rng, 3000, 150, strKey, func(r *rand.Rand) int64 { return r.Int64N(2000) - 1000 })
+	for _, tc := range []struct {
+		comb Combiner[int64]
+		name string
+		comm bool
+	}{
+		{Sum[int64](), "sum", true},
+		{Min[int64](), "min", true},
+		{Max[int64](), "max", true},
+		{Func("first", func(a, _ int64) int64 { return a }, false), "first", false},
+		{Func("last", func(_, b int64) int64 { return b }, false), "last", false},
+		{Func("weird", func(a, b int64) int64 { return 3*a - b }, false), "weird", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewHashStore[string, int64](tc.comb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Combiner().Name() != tc.name || s.Combiner().Commutative() != tc.comm || s.Combiner().KeepsAll() {
+				t.Fatalf("combiner %q comm=%v all=%v", s.Combiner().Name(), s.Combiner().Commutative(), s.Combiner().KeepsAll())
+			}
+			play(s, ems)
+			if s.Emitted() != int64(len(ems)) {
+				t.Fatalf("Emitted() = %d, want %d", s.Emitted(), len(ems))
+			}
+			if s.Err() != nil {
+				t.Fatal(s.Err())
+			}
+			checkCombined(t, s, ems, eqExact[int64])
+		})
+	}
+}
+
+func TestCombinerProperties(t *testing.T) {
+	if !Sum[int32]().Commutative() || !Sum[uint8]().Commutative() {
+		t.Error("integer Sum not commutative")
+	}
+	if Sum[float64]().Commutative() || Sum[float32]().Commutative() {
+		t.Error("float Sum reported commutative")
+	}
+	if KeepAll[int]().Name() != "all" || !KeepAll[int]().KeepsAll() {
+		t.Error("KeepAll name or KeepsAll")
+	}
+	if got := Max[string]().Combine("b", "a"); got != "b" {
+		t.Errorf("Max combine %q", got)
+	}
+	if got := Min[float64]().Combine(2, -1); got != -1 {
+		t.Errorf("Min combine %v", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Func with a nil function did not panic")
+		}
+	}()
+	Func[int]("nil", nil, true)
+}
+
+func TestHashStoreOtherTypes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	t.Run("float64 sum", func(t *testing.T) {
+		ems := randomEmissions(rng, 500, 40, func(i int) int32 { return int32(i*7919 - 100000) }, func(r *rand.Rand) float64 { return r.Float64()*10 - 5 })
+		s, err := NewHashStore[int32, float64](Sum[float64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		play(s, ems)
+		// The same emit order gives the same float sums bit for bit.
+		checkCombined(t, s, ems, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+	})
+	t.Run("string max", func(t *testing.T) {
+		ems := randomEmissions(rng, 500, 40, func(i int) uint64 { return uint64(i) << 40 }, func(r *rand.Rand) string { return fmt.Sprint(r.IntN(1000)) })
+		s, err := NewHashStore[uint64, string](Max[string]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		play(s, ems)
+		checkCombined(t, s, ems, eqExact[string])
+	})
+	t.Run("concat func", func(t *testing.T) {
+		ems := randomEmissions(rng, 300, 10, strKey, func(r *rand.Rand) string { return string(rune('a' + r.IntN(26))) })
+		s, err := NewHashStore[string, string](Func("concat", func(a, b string) string { return a + b }, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		play(s, ems)
+		checkCombined(t, s, ems, eqExact[string])
+	})
+	t.Run("custom order", func(t *testing.T) {
+		type pt struct{ X, Y int16 }
+		desc := func(a, b pt) int { return cmp.Or(cmp.Compare(b.X, a.X), cmp.Compare(b.Y, a.Y)) }
+		ems := randomEmissions(rng, 400, 30, func(i int) pt { return pt{int16(i % 5), int16(i / 5)} }, func(r *rand.Rand) int64 { return r.Int64N(10) })
+		s, err := NewHashStoreFunc[pt, int64](desc, Sum[int64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		play(s, ems)
+		e := s.sorted()
+		if !slices.IsSortedFunc(e.keys, desc) || len(e.keys) < 2 || e.keys[0].X != 4 {
+			t.Fatalf("keys not in the custom order: %v", e.keys)
+		}
+		checkCombined(t, s, ems, eqExact[int64])
+		s2, _ := NewHashStoreFunc[pt, int64](desc, KeepAll[int64]())
+		play(s2, ems)
+		checkAll(t, s2, ems)
+	})
+}
+
+func TestHashStoreKeepAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ems := randomEmissions(rng, 2000, 60, strKey, func(r *rand.Rand) int64 { return r.Int64() })
+	s, err := NewHashStore[string, int64](KeepAll[int64]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	play(s, ems)
+	if s.Emitted() != int64(len(ems)) {
+		t.Fatalf("Emitted() = %d", s.Emitted())
+	}
+	checkAll(t, s, ems)
+}
+
+// TestSetTagOrder: kept values come in (tag index, emit order), whatever
+// the order the tags were set in.
+func TestSetTagOrder(t *testing.T) {
+	for _, array := range []bool{false, true} {
+		var s *Store[uint8, string]
+		var err error
+		if array {
+			s, err = NewArrayStore[uint8, string](4, KeepAll[string]())
+		} else {
+			s, err = NewHashStore[uint8, string](KeepAll[string]())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetTag(7)
+		s.Emit(1, "7.0")
+		s.Emit(2, "7.1")
+		s.Emit(1, "7.2")
+		s.SetTag(-3)
+		s.Emit(1, "-3.0")
+		s.SetTag(2)
+		s.Emit(2, "2.0")
+		s.Emit(1, "2.1")
+		s.Emit(1, "2.2")
+		s.SetTag(1 << 40)
+		s.Emit(1, "big.0")
+		s.SetTag(0)
+		s.Emit(3, "0.0")
+		e := s.sorted()
+		p := e.pairs()
+		got := fmt.Sprint(p.Keys, p.Values(0), p.Values(1), p.Values(2))
+		want := "[1 2 3] [-3.0 2.1 2.2 7.0 7.2 big.0] [2.0 7.1] [0.0]"
+		if got != want {
+			t.Errorf("array=%v: got %s, want %s", array, got, want)
+		}
+		wantTags := []tag{{0, -3, 3}, {0, 2, 5}, {0, 2, 6}, {0, 7, 0}, {0, 7, 2}, {0, 1 << 40, 7}, {0, 2, 4}, {0, 7, 1}, {0, 0, 8}}
+		if !slices.Equal(e.tags, wantTags) {
+			t.Errorf("array=%v: tags %v, want %v", array, e.tags, wantTags)
+		}
+	}
+}
+
+// arrayCase tests array stores of keys K in [0, size) with every kind of
+// value and combiner; bad are out-of-range keys of K.
+func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
+	rng := rand.New(rand.NewPCG(uint64(size), 7))
+	key := func(i int) K { return K(i) }
+	n := 4 * size
+
+	t.Run("int64 sum (fast path)", func(t *testing.T) {
+		s, err := NewArrayStore[K, int64](size, Sum[int64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.dense == nil {
+			t.Fatal("int64 Sum array store is not on the fast path")
+		}
+		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return r.Int64N(1<<40) - 1<<39 })
+		play(s, ems)
+		checkCombined(t, s, ems, eqExact[int64])
+		checkBad(t, s, bad, size, func() { checkCombined(t, s, ems, eqExact[int64]) })
+	})
+	t.Run("float64 sum", func(t *testing.T) {
+		s, err := NewArrayStore[K, float64](size, Sum[float64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.dense != nil {
+			t.Fatal("float64 store on the int64 fast path")
+		}
+		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) float64 { return r.NormFloat64() })
+		play(s, ems)
+		checkCombined(t, s, ems, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+		checkBad(t, s, bad, size, nil)
+	})
+	t.Run("int32 sum", func(t *testing.T) {
+		s, err := NewArrayStore[K, int32](size, Sum[int32]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int32 { return r.Int32() }) // wraps: same as the oracle
+		play(s, ems)
+		checkCombined(t, s, ems, eqExact[int32])
+		checkBad(t, s, bad, size, func() { checkCombined(t, s, ems, eqExact[int32]) })
+	})
+	t.Run("int64 min", func(t *testing.T) {
+		s, err := NewArrayStore[K, int64](size, Min[int64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.dense != nil {
+			t.Fatal("Min store on the Sum fast path")
+		}
+		ems := randomEmissions(rng, n/2, size, key, func(r *rand.Rand) int64 { return r.Int64() })
+		play(s, ems)
+		checkCombined(t, s, ems, eqExact[int64])
+		checkBad(t, s, bad, size, nil)
+	})
+	t.Run("keep all", func(t *testing.T) {
+		s, err := NewArrayStore[K, int64](size, KeepAll[int64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return r.Int64() })
+		play(s, ems)
+		checkAll(t, s, ems)
+		checkBad(t, s, bad, size, func() { checkAll(t, s, ems) })
+	})
+	t.Run("reset", func(t *testing.T) {
+		s, err := NewArrayStore[K, int64](size, Sum[int64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		play(s, randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return 5 }))
+		if len(bad) > 0 {
+			s.Emit(bad[0], 1)
+		}
+		s.Reset()
+		if s.Keys() != 0 || s.Emitted() != 0 || s.Err() != nil || len(s.sorted().keys) != 0 {
+			t.Fatalf("after Reset: keys %d emitted %d err %v", s.Keys(), s.Emitted(), s.Err())
+		}
+		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return r.Int64N(9) })
+		play(s, ems)
+		checkCombined(t, s, ems, eqExact[int64])
+	})
+}
+
+// checkBad emits every out-of-range key into s (between in-range ones) and
+// checks that the first is reported with the key and the range, that none
+// is held, and (through again, if not nil) that the held pairs are
+// unchanged.
+func checkBad[K comparable, V any](t *testing.T, s *Store[K, V], bad []K, size int, again func()) {
+	t.Helper()
+	if len(bad) == 0 {
+		return
+	}
+	keys, emitted := s.Keys(), s.Emitted()
+	var zero V
+	for _, k := range bad {
+		s.Emit(k, zero)
+	}
+	err := s.Err()
+	if err == nil {
+		t.Fatalf("no error after emitting out-of-range key %v", bad[0])
+	}
+	if want := fmt.Sprintf("key %v outside the array container's keys [0,%d)", bad[0], size); !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+	if s.Keys() != keys {
+		t.Fatalf("out-of-range keys were held: Keys() %d -> %d", keys, s.Keys())
+	}
+	// Emitted counts every Emit call, the rejected ones included.
+	if s.Emitted() != emitted+int64(len(bad)) {
+		t.Fatalf("Emitted() %d -> %d after %d rejected emits", emitted, s.Emitted(), len(bad))
+	}
+	for _, k := range s.sorted().keys {
+		if slices.Contains(bad, k) {
+			t.Fatalf("out-of-range key %v in the sorted run", k)
+		}
+	}
+	if again != nil {
+		// sorted does not drain; the combined values must be as before
+		// (zero values of rejected keys were not folded in anywhere).
+		again()
+	}
+}
+
+func TestArrayStoreKeyTypes(t *testing.T) {
+	t.Run("int8", func(t *testing.T) { arrayCase[int8](t, 100, []int8{-1, 100, 127, math.MinInt8}) })
+	t.Run("int8 full", func(t *testing.T) { arrayCase[int8](t, 128, []int8{-1, -128}) })
+	t.Run("uint8", func(t *testing.T) { arrayCase[uint8](t, 200, []uint8{200, 255}) })
+	t.Run("uint8 full", func(t *testing.T) { arrayCase[uint8](t, 256, nil) })
+	t.Run("int16", func(t *testing.T) { arrayCase[int16](t, 1000, []int16{-1, 1000, math.MaxInt16, math.MinInt16}) })
+	t.Run("uint16", func(t *testing.T) { arrayCase[uint16](t, 768, []uint16{768, math.MaxUint16}) })
+	t.Run("int32", func(t *testing.T) { arrayCase[int32](t, 300, []int32{-1, 300, math.MaxInt32, math.MinInt32}) })
+	t.Run("uint32", func(t *testing.T) { arrayCase[uint32](t, 300, []uint32{300, math.MaxUint32}) })
+	t.Run("int", func(t *testing.T) { arrayCase[int](t, 50, []int{-1, 50, 1 << 40, math.MinInt}) })
+	t.Run("uint64", func(t *testing.T) {
+		arrayCase[uint64](t, 64, []uint64{64, 1 << 32, 1<<32 + 1, 1 << 63, math.MaxUint64})
+	})
+	type color uint16
+	t.Run("named", func(t *testing.T) { arrayCase[color](t, 3, []color{3, 256}) })
+	t.Run("empty", func(t *testing.T) {
+		s, err := NewArrayStore[int16, int64](0, Sum[int64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Emit(0, 1)
+		if s.Err() == nil || !strings.Contains(s.Err().Error(), "key 0 outside") || s.Keys() != 0 {
+			t.Fatalf("size-0 store: err %v keys %d", s.Err(), s.Keys())
+		}
+		sa, _ := NewArrayStore[int16, int64](0, KeepAll[int64]())
+		sa.Emit(-1, 1)
+		if sa.Err() == nil || sa.Keys() != 0 || len(sa.sorted().keys) != 0 {
+			t.Fatalf("size-0 KeepAll store: err %v keys %d", sa.Err(), sa.Keys())
+		}
+	})
+	t.Run("negative size", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("NewArrayStore(-1) did not panic")
+			}
+		}()
+		NewArrayStore[int, int64](-1, Sum[int64]())
+	})
+}
+
+// TestArrayStoreFirstErrorKept: Err keeps the first out-of-range key.
+func TestArrayStoreFirstErrorKept(t *testing.T) {
+	s, _ := NewArrayStore[int32, int64](10, Sum[int64]())
+	s.Emit(3, 1)
+	s.Emit(-5, 1)
+	s.Emit(10, 1)
+	s.Emit(3, 1)
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "key -5 ") {
+		t.Fatalf("Err() = %v, want the first bad key -5", err)
+	}
+	if e := s.sorted(); fmt.Sprint(e.keys, e.vals) != "[3] [2]" {
+		t.Fatalf("held %v %v", e.keys, e.vals)
+	}
+}
+
+// TestHashStoreReset: Reset empties a hash store of either kind, keeping
+// its combiner, and restarts the tags.
+func TestHashStoreReset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, comb := range []Combiner[int64]{Sum[int64](), KeepAll[int64]()} {
+		s, err := NewHashStore[string, int64](comb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		play(s, randomEmissions(rng, 300, 30, strKey, func(r *rand.Rand) int64 { return r.Int64N(100) }))
+		s.Reset()
+		if s.Keys() != 0 || s.Emitted() != 0 || s.Err() != nil || len(s.sorted().keys) != 0 {
+			t.Fatalf("%s after Reset: keys %d emitted %d", comb.Name(), s.Keys(), s.Emitted())
+		}
+		if s.Combiner().Name() != comb.Name() {
+			t.Fatalf("Reset changed the combiner to %q", s.Combiner().Name())
+		}
+		// No SetTag after Reset: values are tagged (0, seq).
+		ems := randomEmissions(rng, 300, 30, strKey, func(r *rand.Rand) int64 { return r.Int64N(100) })
+		ems[0].setTag = false
+		play(s, ems)
+		if comb.KeepsAll() {
+			ems[0].setTag, ems[0].idx = true, 0
+			checkAll(t, s, ems)
+		} else {
+			checkCombined(t, s, ems, eqExact[int64])
+		}
+	}
+}
+
+// TestArrayFastPathIgnoresFuncNamedSum: the int64 array fast path is
+// chosen by the combiner's name, so a Func the user happens to call "sum"
+// is replaced by addition.
+func TestArrayFastPathIgnoresFuncNamedSum(t *testing.T) {
+	s, err := NewArrayStore[uint8, int64](4, Func("sum", func(a, b int64) int64 { return max(a, b) }, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Emit(1, 5)
+	s.Emit(1, 7)
+	if e := s.sorted(); e.vals[0] != 7 {
+		t.Fatalf("Func(\"sum\", max) of 5 and 7 gave %d", e.vals[0])
+	}
+}
