@@ -62,7 +62,6 @@ func roundTrip[T any](t *testing.T, c Codec[T], v T, eq func(a, b T) bool) []byt
 	return enc
 }
 
-
 func abbrev(v any) string {
 	s := fmt.Sprintf("%v", v)
 	if len(s) > 60 {
