@@ -35,6 +35,7 @@ type mapOpts struct {
 	kind      distrib.Kind
 	threshold float64
 	weights   []float64
+	plan      *distrib.Plan
 }
 
 // MapOption configures ApplyMap.
@@ -42,6 +43,13 @@ type MapOption func(*mapOpts)
 
 // WithDistribution selects the work distribution (default distrib.Block).
 func WithDistribution(k distrib.Kind) MapOption { return func(o *mapOpts) { o.kind = k } }
+
+// WithPlan distributes the elements with a user-defined plan (for example
+// from distrib.NewCustom); it must cover the input's length and the job's
+// ranks.
+func WithPlan(p *distrib.Plan) MapOption {
+	return func(o *mapOpts) { o.plan, o.kind = p, distrib.Custom }
+}
 
 // WithThreshold sets best-fit's threshold on the largest load difference.
 func WithThreshold(t float64) MapOption { return func(o *mapOpts) { o.threshold = t } }
@@ -55,6 +63,12 @@ func WithWeights(w []float64) MapOption { return func(o *mapOpts) { o.weights = 
 // these options on ranks ranks.
 func plan[I any](in Input[I], ranks int, o mapOpts) (*distrib.Plan, error) {
 	n := in.Len()
+	if o.plan != nil {
+		if o.plan.Len() != n || o.plan.Ranks() != ranks {
+			return nil, fmt.Errorf("mr: plan for %d elements on %d ranks, input has %d elements on %d ranks", o.plan.Len(), o.plan.Ranks(), n, ranks)
+		}
+		return o.plan, nil
+	}
 	weights := o.weights
 	if weights == nil && (o.kind == distrib.Balanced || o.kind == distrib.BestFit) {
 		weights = make([]float64, n)
