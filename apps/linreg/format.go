@@ -1,0 +1,81 @@
+package linreg
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Formats lists the output formats of Result.Write.
+var Formats = []string{"text", "tsv", "csv", "json"}
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// columns returns the output's column names and values.
+func (r *Result) columns() (names, vals []string) {
+	return []string{"n", "slope", "intercept", "r2"},
+		[]string{strconv.FormatInt(r.N, 10), ftoa(r.Slope), ftoa(r.Intercept), ftoa(r.R2)}
+}
+
+// sums returns the five sums as printed: integers for int8 input.
+func (r *Result) sums() []string {
+	s := r.Sums
+	if r.Integer {
+		return []string{strconv.FormatInt(s.X, 10), strconv.FormatInt(s.Y, 10),
+			strconv.FormatInt(s.XX, 10), strconv.FormatInt(s.YY, 10), strconv.FormatInt(s.XY, 10)}
+	}
+	return []string{ftoa(s.FX), ftoa(s.FY), ftoa(s.FXX), ftoa(s.FYY), ftoa(s.FXY)}
+}
+
+// Write writes the result in format "text" (the default when empty: the
+// CSV columns left-aligned, separated by two spaces, under a header line),
+// "tsv" (rows n, slope, intercept, r2, each name<TAB>value), "csv" (header
+// n,slope,intercept,r2 and one row) or "json" (one object, 2-space indent,
+// r2 null when NaN). Floats are printed with strconv.FormatFloat(v, 'g',
+// -1, 64); every line ends with LF.
+func (r *Result) Write(w io.Writer, format string) error {
+	names, vals := r.columns()
+	bw := bufio.NewWriter(w)
+	switch format {
+	case "", "text":
+		var head, row strings.Builder
+		for i := range names {
+			width := max(len(names[i]), len(vals[i]))
+			if i == len(names)-1 {
+				width = 0 // no trailing blanks
+			} else {
+				width += 2
+			}
+			fmt.Fprintf(&head, "%-*s", width, names[i])
+			fmt.Fprintf(&row, "%-*s", width, vals[i])
+		}
+		bw.WriteString(head.String() + "\n" + row.String() + "\n")
+	case "tsv":
+		for i := range names {
+			bw.WriteString(names[i] + "\t" + vals[i] + "\n")
+		}
+	case "csv":
+		cw := csv.NewWriter(bw)
+		if err := cw.WriteAll([][]string{names, vals}); err != nil { // WriteAll flushes
+			return fmt.Errorf("linreg: writing csv: %w", err)
+		}
+	case "json":
+		r2 := vals[3]
+		if math.IsNaN(r.R2) {
+			r2 = "null"
+		}
+		s := r.sums()
+		fmt.Fprintf(bw, "{\n  \"app\": \"linreg\",\n  \"n\": %s,\n  \"slope\": %s,\n  \"intercept\": %s,\n  \"r2\": %s,\n", vals[0], vals[1], vals[2], r2)
+		fmt.Fprintf(bw, "  \"sums\": {\n    \"x\": %s,\n    \"y\": %s,\n    \"xx\": %s,\n    \"yy\": %s,\n    \"xy\": %s\n  }\n}\n", s[0], s[1], s[2], s[3], s[4])
+	default:
+		return fmt.Errorf("linreg: unknown output format %q (want text, tsv, csv or json)", format)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("linreg: writing %s: %w", format, err)
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package linreg
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// prepare validates the options and cuts the files into chunks.
+func prepare(files []string, o Options) (int, *chunks, error) {
+	if err := o.Validate(); err != nil {
+		return 0, nil, err
+	}
+	format, _ := parseFormat(o.Format)
+	in, err := inputChunks(files, format, o.chunkBytes())
+	return format, in, err
+}
+
+// sumsCombiner adds Sums. The int64 fields add exactly in any order; the
+// float fields are only ever combined in chunk order: each chunk is one
+// key, emitted once, and the reduce folds the keys in ascending order.
+func sumsCombiner() reduce.Combiner[Sums] {
+	return reduce.Func("linreg-sums", Sums.Add, true)
+}
+
+// Run is collective: it fits a line to the points of files with pgasmr on
+// every rank of r's job and returns the result on the root (o.Root), nil
+// elsewhere. Every rank must pass the same files and options.
+//
+// With the array map (the default), each rank sums its contiguous share
+// of the chunks locally and emits one pair for int8 input (key 0) or one
+// per chunk for float input (key = chunk index); the element map emits one
+// pair per chunk. The reduce folds the pairs in key order.
+func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result, error) {
+	format, in, err := prepare(files, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Root >= r.N() {
+		return nil, fmt.Errorf("linreg: root %d not a rank in [0,%d)", o.Root, r.N())
+	}
+	st, err := reduce.NewHashStore[int64](sumsCombiner())
+	if err != nil {
+		return nil, fmt.Errorf("linreg: %w", err)
+	}
+	rd := newReader(format)
+	if o.ElementMap {
+		_, err = mr.ApplyMap(ctx, r, mr.Input[chunk](in), func(ctx context.Context, c chunk, emit func(int64, Sums)) error {
+			s, err := rd.sums(ctx, c)
+			if err != nil {
+				return err
+			}
+			emit(c.Index, s)
+			return nil
+		}, st, mr.WithDistribution(o.Dist), mr.WithThreshold(o.Threshold))
+	} else {
+		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, r *pgas.Rank, in mr.Input[chunk], emit func(int64, Sums)) error {
+			lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
+			var local Sums // int8: the rank's exact sums, folded once
+			for i := lo; i < hi; i++ {
+				c, err := in.At(ctx, i)
+				if err != nil {
+					return err
+				}
+				if format == fmtInt8 {
+					if err := rd.add(ctx, c, &local); err != nil {
+						return err
+					}
+					continue
+				}
+				s, err := rd.sums(ctx, c)
+				if err != nil {
+					return err
+				}
+				emit(i, s)
+			}
+			if format == fmtInt8 && hi > lo {
+				rd.flush(&local)
+				emit(0, local)
+			}
+			return nil
+		}, st)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("linreg: %w", err)
+	}
+	g := o.gather()
+	opts := []mr.ReduceOption{mr.Gather(g), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}
+	if g == reduce.GatherNone || g == reduce.GatherPartitioned {
+		opts = append(opts, mr.Merge())
+	}
+	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[int64, Sums]) (Sums, error) {
+		var acc Sums
+		for i := range p.Len() {
+			acc = acc.Add(p.Value(i))
+		}
+		return acc, nil
+	}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("linreg: %w", err)
+	}
+	if !res.OK || r.ID() != o.Root {
+		return nil, nil
+	}
+	return fit(res.Value, format == fmtInt8)
+}
+
+// Seq is the sequential baseline: one goroutine reads the chunks in order
+// and adds their sums, with no pgasmr. It writes the same bytes as Run.
+func Seq(ctx context.Context, files []string, o Options) (*Result, error) {
+	format, acc, err := seqSums(ctx, files, o)
+	if err != nil {
+		return nil, err
+	}
+	return fit(acc, format == fmtInt8)
+}
+
+// seqSums returns the input format and the sums of the points of files.
+func seqSums(ctx context.Context, files []string, o Options) (int, Sums, error) {
+	var acc Sums
+	format, in, err := prepare(files, o)
+	if err != nil {
+		return 0, acc, err
+	}
+	rd := newReader(format)
+	for i := range in.Len() {
+		c, err := in.At(ctx, i)
+		if err != nil {
+			return 0, acc, err
+		}
+		if format == fmtInt8 { // exact: count every chunk, fold once
+			if err := rd.add(ctx, c, &acc); err != nil {
+				return 0, acc, err
+			}
+			continue
+		}
+		s, err := rd.sums(ctx, c)
+		if err != nil {
+			return 0, acc, err
+		}
+		acc = acc.Add(s)
+	}
+	rd.flush(&acc)
+	return format, acc, nil
+}
+
+// Goroutines is the fan-out baseline with the standard library only:
+// GOMAXPROCS workers take chunks from a shared counter; for float input
+// they store each chunk's sums by index and the caller adds them in chunk
+// order, for int8 input each worker keeps its own exact sums. The first error
+// stops the workers. It writes the same bytes as Run.
+func Goroutines(ctx context.Context, files []string, o Options) (*Result, error) {
+	format, in, err := prepare(files, o)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := in.Len()
+	workers := min(int64(runtime.GOMAXPROCS(0)), max(n, 1))
+	sums := make([]Sums, max(n, workers)) // float input: by chunk; int8: by worker
+	var (
+		mu    sync.Mutex
+		next  int64
+		first error
+		wg    sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Go(func() {
+			rd := newReader(format)
+			defer rd.flush(&sums[w])
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil
+				mu.Unlock()
+				if stop || i >= n {
+					return
+				}
+				c, err := in.At(ctx, i)
+				if err == nil && format == fmtInt8 {
+					err = rd.add(ctx, c, &sums[w])
+				} else if err == nil {
+					sums[i], err = rd.sums(ctx, c)
+				}
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+						cancel()
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	var acc Sums
+	for _, s := range sums {
+		acc = acc.Add(s)
+	}
+	return fit(acc, format == fmtInt8)
+}

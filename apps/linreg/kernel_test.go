@@ -1,0 +1,103 @@
+package linreg
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+)
+
+// sumInt8Naive adds the int8 points of p to s with the obvious loop: the
+// oracle and the benchmark baseline of sumInt8.
+func sumInt8Naive(s *Sums, p []byte) {
+	s.N += int64(len(p) / 2)
+	var sx, sy, sxx, syy, sxy int64
+	for ; len(p) >= 2; p = p[2:] {
+		x, y := int64(int8(p[0])), int64(int8(p[1]))
+		sx += x
+		sy += y
+		sxx += x * x
+		syy += y * y
+		sxy += x * y
+	}
+	s.X += sx
+	s.Y += sy
+	s.XX += sxx
+	s.YY += syy
+	s.XY += sxy
+}
+
+// TestKernel checks sumInt8 against the naive loop on random bytes, on
+// skewed bytes (one bin hit often) and on odd lengths.
+func TestKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := new([65536]uint32)
+	for _, n := range []int{0, 2, 6, 8, 10, 1000, 1 << 16, 1<<20 + 6} {
+		for _, skew := range []bool{false, true} {
+			p := make([]byte, n)
+			for i := range p {
+				p[i] = byte(rng.Uint32())
+				if skew && i%3 != 0 {
+					p[i] = 0x80
+				}
+			}
+			var a, b Sums
+			sumInt8Naive(&a, p)
+			sumInt8(&b, p, h)
+			if a != b {
+				t.Fatalf("n=%d skew=%v: sumInt8 = %+v; want %+v", n, skew, b, a)
+			}
+			if *h != [65536]uint32{} {
+				t.Fatalf("n=%d: histogram not cleared", n)
+			}
+		}
+	}
+}
+
+// TestEarlyFold folds the histogram every few points (as when counts
+// could overflow) and expects the same output.
+func TestEarlyFold(t *testing.T) {
+	var b bytes.Buffer
+	if err := Generate(&b, 5000, "int8", 4); err != nil {
+		t.Fatal(err)
+	}
+	f := write(t, t.TempDir(), "p", b.Bytes())
+	want := render(t, seq(t, []string{f}, Options{ChunkBytes: 1024}))
+	defer func(m int64) { maxPending = m }(maxPending)
+	maxPending = 700
+	if got := render(t, seq(t, []string{f}, Options{ChunkBytes: 1024})); got != want {
+		t.Fatalf("folding every 700 points: %s; want %s", got, want)
+	}
+	r, err := Goroutines(context.Background(), []string{f}, Options{ChunkBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := render(t, r); got != want {
+		t.Fatalf("goroutines, folding every 700 points: %s; want %s", got, want)
+	}
+}
+
+// BenchmarkKernel compares the histogram kernel with the naive loop on
+// 1 MiB of generated points in memory.
+func BenchmarkKernel(b *testing.B) {
+	var buf bytes.Buffer
+	if err := Generate(&buf, 1<<19, "int8", 1); err != nil {
+		b.Fatal(err)
+	}
+	p := buf.Bytes()
+	b.Run("naive", func(b *testing.B) {
+		b.SetBytes(int64(len(p)))
+		for b.Loop() {
+			var s Sums
+			sumInt8Naive(&s, p)
+		}
+	})
+	b.Run("histogram", func(b *testing.B) {
+		h := new([65536]uint32)
+		b.SetBytes(int64(len(p)))
+		for b.Loop() {
+			var s Sums
+			sumInt8(&s, p, h)
+		}
+	})
+}

@@ -1,0 +1,198 @@
+package linreg
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// DefaultChunkBytes is the default chunk size: 1 MiB, 524,288 int8 points
+// or 65,536 float64 points.
+const DefaultChunkBytes = 1 << 20
+
+// pieceBytes bounds one read: the context is checked between reads.
+const pieceBytes = 1 << 20
+
+// ErrZeroVariance is wrapped by the error for input whose x values do not
+// vary (including no points and a single point): the slope is undefined.
+var ErrZeroVariance = errors.New("linreg: zero variance in x")
+
+// Options configures Run, Seq and Goroutines. The zero value reads int8
+// points with the array-based map and gathers to rank 0.
+type Options struct {
+	// Format is the input format: "int8" (default when empty), "f64" or
+	// "csv".
+	Format string
+	// Dist and Threshold select the element map's distribution of chunks
+	// (best-fit's threshold is in bytes).
+	Dist      distrib.Kind
+	Threshold float64
+	// ElementMap selects the element-by-element map (one call per chunk)
+	// instead of the array-based fast path (each rank sums its contiguous
+	// share of chunks locally and emits one pair, or one per chunk for
+	// float input).
+	ElementMap bool
+	// Gather is the reduce stage's gather mode. The zero value
+	// (reduce.GatherPartitioned) is run as GatherRoot unless Partitioned
+	// is set; GatherNone and GatherPartitioned are merged to Root.
+	Gather      reduce.Gather
+	Partitioned bool
+	// Root is the rank that gets the result.
+	Root int
+	// Transfer moves the pairs (collective or element by element).
+	Transfer reduce.Transfer
+	// ChunkBytes is the size of the chunks files are cut into, a positive
+	// multiple of 16; 0 means DefaultChunkBytes. Float results depend on it
+	// (see the package documentation).
+	ChunkBytes int64
+}
+
+// input formats
+const (
+	fmtInt8 = iota
+	fmtF64
+	fmtCSV
+)
+
+// Validate reports every problem with o.
+func (o Options) Validate() error {
+	var errs []error
+	if _, err := parseFormat(o.Format); err != nil {
+		errs = append(errs, err)
+	}
+	switch o.Dist {
+	case distrib.Block, distrib.Cyclic, distrib.Balanced, distrib.BestFit:
+	default:
+		errs = append(errs, fmt.Errorf("linreg: distribution %v not supported (want block, cyclic, balanced or bestfit)", o.Dist))
+	}
+	if math.IsNaN(o.Threshold) || o.Threshold < 0 {
+		errs = append(errs, fmt.Errorf("linreg: threshold %v, want >= 0", o.Threshold))
+	}
+	switch o.Gather {
+	case reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone:
+	default:
+		errs = append(errs, fmt.Errorf("linreg: unknown gather mode %v", o.Gather))
+	}
+	if o.Partitioned && o.Gather != reduce.GatherPartitioned {
+		errs = append(errs, fmt.Errorf("linreg: Partitioned with gather mode %v", o.Gather))
+	}
+	if o.Root < 0 {
+		errs = append(errs, fmt.Errorf("linreg: root %d, want >= 0", o.Root))
+	}
+	switch o.Transfer {
+	case reduce.Collective, reduce.ElementByElement:
+	default:
+		errs = append(errs, fmt.Errorf("linreg: unknown transfer %v", o.Transfer))
+	}
+	if o.ChunkBytes < 0 || o.ChunkBytes%16 != 0 {
+		errs = append(errs, fmt.Errorf("linreg: chunk size %d, want a positive multiple of 16 (or 0 for the default)", o.ChunkBytes))
+	}
+	return errors.Join(errs...)
+}
+
+func parseFormat(s string) (int, error) {
+	switch s {
+	case "", "int8":
+		return fmtInt8, nil
+	case "f64":
+		return fmtF64, nil
+	case "csv":
+		return fmtCSV, nil
+	}
+	return 0, fmt.Errorf("linreg: unknown input format %q (want int8, f64 or csv)", s)
+}
+
+func (o Options) chunkBytes() int64 {
+	if o.ChunkBytes == 0 {
+		return DefaultChunkBytes
+	}
+	return o.ChunkBytes
+}
+
+// gather returns the gather mode Run uses.
+func (o Options) gather() reduce.Gather {
+	if o.Gather == reduce.GatherPartitioned && !o.Partitioned {
+		return reduce.GatherRoot
+	}
+	return o.Gather
+}
+
+// Sums are the sufficient statistics of a set of points. Integer input
+// fills N and the int64 fields; float input fills N and the F fields.
+type Sums struct {
+	N                     int64
+	X, Y, XX, YY, XY      int64
+	FX, FY, FXX, FYY, FXY float64
+}
+
+// Add returns s + t, field by field.
+func (s Sums) Add(t Sums) Sums {
+	return Sums{
+		N: s.N + t.N,
+		X: s.X + t.X, Y: s.Y + t.Y, XX: s.XX + t.XX, YY: s.YY + t.YY, XY: s.XY + t.XY,
+		FX: s.FX + t.FX, FY: s.FY + t.FY, FXX: s.FXX + t.FXX, FYY: s.FYY + t.FYY, FXY: s.FXY + t.FXY,
+	}
+}
+
+// Result is a fitted line and the sums it came from.
+type Result struct {
+	N         int64
+	Slope     float64
+	Intercept float64
+	R2        float64 // NaN when y does not vary
+	Sums      Sums
+	// Integer says the sums are the exact integer fields (int8 input).
+	Integer bool
+}
+
+// fit computes the result from the sums with the package's one formula
+// (see the package documentation).
+func fit(s Sums, integer bool) (*Result, error) {
+	var x, y, xx, yy, xy big.Rat
+	if integer {
+		x.SetInt64(s.X)
+		y.SetInt64(s.Y)
+		xx.SetInt64(s.XX)
+		yy.SetInt64(s.YY)
+		xy.SetInt64(s.XY)
+	} else {
+		for _, p := range []struct {
+			dst  *big.Rat
+			v    float64
+			name string
+		}{{&x, s.FX, "x"}, {&y, s.FY, "y"}, {&xx, s.FXX, "x²"}, {&yy, s.FYY, "y²"}, {&xy, s.FXY, "xy"}} {
+			if math.IsInf(p.v, 0) || math.IsNaN(p.v) {
+				return nil, fmt.Errorf("linreg: the sum of %s over %d points overflows float64 (%v)", p.name, s.N, p.v)
+			}
+			p.dst.SetFloat64(p.v)
+		}
+	}
+	n := new(big.Rat).SetInt64(s.N)
+	d := func(a, b, c, e *big.Rat) *big.Rat { // a·b − c·e
+		var p, q big.Rat
+		p.Mul(a, b)
+		q.Mul(c, e)
+		return p.Sub(&p, &q)
+	}
+	dxx := d(n, &xx, &x, &x)
+	dyy := d(n, &yy, &y, &y)
+	dxy := d(n, &xy, &x, &y)
+	if dxx.Sign() <= 0 {
+		return nil, fmt.Errorf("%w: n = %d, n·Σx² − (Σx)² = %s", ErrZeroVariance, s.N, dxx.FloatString(6))
+	}
+	res := &Result{N: s.N, Sums: s, Integer: integer, R2: math.NaN()}
+	var q big.Rat
+	res.Slope, _ = q.Quo(dxy, dxx).Float64()
+	res.Intercept, _ = q.Quo(d(&y, &xx, &x, &xy), dxx).Float64()
+	if dyy.Sign() > 0 {
+		var num, den big.Rat
+		num.Mul(dxy, dxy)
+		den.Mul(dxx, dyy)
+		res.R2, _ = q.Quo(&num, &den).Float64()
+	}
+	return res, nil
+}

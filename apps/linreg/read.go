@@ -1,0 +1,431 @@
+package linreg
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/pgasmr/pgasmr/mr"
+)
+
+// chunk is one map input element: a byte range of a file and its index in
+// the job's list of chunks (the reduce key of float sums).
+type chunk struct {
+	Index int64
+	mr.Split
+}
+
+// chunks is the job's input: every file cut into chunks. It is an
+// mr.Input with the splits' weights (their lengths) and hash.
+type chunks struct {
+	splits mr.Input[mr.Split]
+}
+
+func (c *chunks) Len() int64 { return c.splits.Len() }
+
+func (c *chunks) At(ctx context.Context, i int64) (chunk, error) {
+	s, err := c.splits.At(ctx, i)
+	return chunk{i, s}, err
+}
+
+func (c *chunks) Weight(i int64) float64 { return c.splits.(mr.Weighter).Weight(i) }
+
+func (c *chunks) Hash() uint64 { return c.splits.(mr.Hasher).Hash() }
+
+// recordSize returns the bytes per point of a binary format (0 for csv).
+func recordSize(format int) int64 {
+	switch format {
+	case fmtInt8:
+		return 2
+	case fmtF64:
+		return 16
+	}
+	return 0
+}
+
+// inputChunks cuts the files into chunks and checks that binary files hold
+// whole records. It reads no data.
+func inputChunks(files []string, format int, size int64) (*chunks, error) {
+	in, err := mr.FileSplits(files, size)
+	if err != nil {
+		return nil, fmt.Errorf("linreg: %w", err)
+	}
+	if rec := recordSize(format); rec > 0 {
+		for i := range in.Len() {
+			s, err := in.At(context.Background(), i)
+			if err != nil {
+				return nil, fmt.Errorf("linreg: %w", err)
+			}
+			if end := s.Off + s.Len; s.Len < size && end%rec != 0 { // a file's last split
+				return nil, fmt.Errorf("linreg: %s: size %d is not a multiple of the %d-byte record: %d trailing bytes at offset %d",
+					s.Path, end, rec, end%rec, end-end%rec)
+			}
+		}
+	}
+	return &chunks{splits: in}, nil
+}
+
+// useMmap makes binary chunks read through read-only memory maps of at
+// most 1 MiB at a time (on Linux; elsewhere, or if mapping fails, with
+// ReadAt). The default is ReadAt into a buffer of readBytes, small enough
+// to stay in the L2 cache beside the histogram: a map saves the copy, but
+// mapping and unmapping in a process whose threads run other ranks costs
+// TLB shootdowns on every core. BenchmarkRead compares the two.
+var useMmap = false
+
+// readBytes is the size of one ReadAt.
+const readBytes = 256 << 10
+
+// reader sums chunks; it holds one worker's buffers.
+type reader struct {
+	format  int
+	buf     []byte
+	hist    *[65536]uint32 // int8: counts of the (x, y) byte pairs not yet folded
+	pending int64          // points counted in hist
+	br      *bufio.Reader
+	line    []byte
+}
+
+func newReader(format int) *reader {
+	return &reader{format: format}
+}
+
+// sums returns the sums of the points in c.
+func (rd *reader) sums(ctx context.Context, c chunk) (Sums, error) {
+	var s Sums
+	err := rd.add(ctx, c, &s)
+	rd.flush(&s)
+	return s, err
+}
+
+// flush folds the int8 points counted in the histogram into s.
+func (rd *reader) flush(s *Sums) {
+	if rd.pending > 0 {
+		foldInt8(s, rd.hist)
+		rd.pending = 0
+	}
+}
+
+// add adds the points of c to s. Float sums start from s and go on in
+// input order; int8 points are counted in the reader's histogram (s.N
+// grows at once) and reach the other fields of s at the next flush, or
+// earlier if the counts could overflow. On error the histogram is
+// discarded.
+func (rd *reader) add(ctx context.Context, c chunk, s *Sums) (err error) {
+	if rd.format == fmtCSV {
+		return rd.csv(ctx, c.Split, s)
+	}
+	defer func() {
+		if err != nil && rd.pending > 0 {
+			*rd.hist = [65536]uint32{}
+			rd.pending = 0
+		}
+	}()
+	f, err := os.Open(c.Path)
+	if err != nil {
+		return fmt.Errorf("linreg: %w", err)
+	}
+	defer f.Close()
+	if rd.format == fmtInt8 && rd.hist == nil {
+		rd.hist = new([65536]uint32)
+	}
+	var unmap func()
+	if useMmap {
+		// A file truncated under a mapping faults (SIGBUS): turn the
+		// fault into an error naming the chunk.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if unmap != nil {
+				unmap()
+			}
+			if v := recover(); v != nil {
+				err = faultError(v, c.Split) // the histogram is discarded below
+			}
+		}()
+	}
+	for off, end := c.Off, c.Off+c.Len; off < end; {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("linreg: %s at offset %d: %w", c.Path, off, err)
+		}
+		n := min(readBytes, end-off)
+		if useMmap {
+			n = min(pieceBytes, end-off)
+		}
+		var p []byte
+		if useMmap {
+			if m, um, err := mapRange(f, off, n); err == nil {
+				p, unmap = m[:n], um
+			}
+		}
+		if p == nil {
+			if rd.buf == nil {
+				rd.buf = make([]byte, readBytes)
+			}
+			p = rd.buf[:n]
+			if _, err := f.ReadAt(p, off); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("linreg: %s: reading %d bytes at offset %d: %w", c.Path, len(p), off, err)
+			}
+		}
+		if rd.format == fmtInt8 {
+			if rd.pending+int64(len(p)/2) > maxPending {
+				rd.flush(s)
+			}
+			countInt8(p, rd.hist)
+			s.N += int64(len(p) / 2)
+			rd.pending += int64(len(p) / 2)
+		} else if i := sumF64(s, p); i >= 0 {
+			return fmt.Errorf("linreg: %s: point at offset %d: %s is %v", c.Path, off+int64(i)&^15, []string{"x", "y"}[i/8%2], math.Float64frombits(binary.LittleEndian.Uint64(p[i:])))
+		}
+		if unmap != nil {
+			unmap()
+			unmap = nil
+		}
+		off += n
+	}
+	return nil
+}
+
+// maxPending bounds the points counted in the histogram between folds,
+// so no uint32 count can overflow (a variable for tests).
+var maxPending int64 = 1 << 31
+
+// faultError returns the error for a memory fault v recovered while
+// reading split s through a map; it re-panics if v is not a fault.
+func faultError(v any, s mr.Split) error {
+	if _, ok := v.(interface{ Addr() uintptr }); !ok {
+		panic(v)
+	}
+	return fmt.Errorf("linreg: %s: fault reading the mapped bytes [%d,%d) (file truncated?): %v", s.Path, s.Off, s.Off+s.Len, v)
+}
+
+// countInt8 counts the int8 points of p (an even number of bytes) in the
+// 2-D histogram h of their (x, y) byte pairs: one increment per point.
+func countInt8(p []byte, h *[65536]uint32) {
+	for len(p) >= 8 {
+		v := binary.LittleEndian.Uint64(p)
+		h[uint16(v)]++
+		h[uint16(v>>16)]++
+		h[uint16(v>>32)]++
+		h[uint16(v>>48)]++
+		p = p[8:]
+	}
+	for ; len(p) >= 2; p = p[2:] {
+		h[uint16(p[0])|uint16(p[1])<<8]++
+	}
+}
+
+// foldInt8 adds the points counted in h to the sums of s (not to s.N),
+// row by row with exact int64 arithmetic, and clears h.
+func foldInt8(s *Sums, h *[65536]uint32) {
+	for yb := range 256 {
+		row := h[yb<<8 : yb<<8+256]
+		var c, cx, cxx int64
+		for xb, n := range row {
+			if n == 0 {
+				continue
+			}
+			x, k := int64(int8(xb)), int64(n)
+			c += k
+			cx += k * x
+			cxx += k * x * x
+			row[xb] = 0
+		}
+		y := int64(int8(yb))
+		s.X += cx
+		s.Y += c * y
+		s.XX += cxx
+		s.YY += c * y * y
+		s.XY += cx * y
+	}
+}
+
+// sumInt8 adds the int8 points of p to s through the histogram h (zero
+// on entry and on return).
+func sumInt8(s *Sums, p []byte, h *[65536]uint32) {
+	s.N += int64(len(p) / 2)
+	countInt8(p, h)
+	foldInt8(s, h)
+}
+
+// sumF64 adds the float64 points of p (a multiple of 16 bytes) to s in
+// order. It returns the offset in p of the first NaN or infinite value, or
+// -1.
+func sumF64(s *Sums, p []byte) int {
+	sx, sy, sxx, syy, sxy := s.FX, s.FY, s.FXX, s.FYY, s.FXY
+	for i := 0; i+16 <= len(p); i += 16 {
+		x := math.Float64frombits(binary.LittleEndian.Uint64(p[i:]))
+		y := math.Float64frombits(binary.LittleEndian.Uint64(p[i+8:]))
+		if !finite(x) {
+			return i
+		}
+		if !finite(y) {
+			return i + 8
+		}
+		sx += x
+		sy += y
+		sxx += x * x
+		syy += y * y
+		sxy += x * y
+		s.N++
+	}
+	s.FX, s.FY, s.FXX, s.FYY, s.FXY = sx, sy, sxx, syy, sxy
+	return -1
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// csv sums the lines that start in the split [Off, Off+Len): a split that
+// does not start a file skips the line in progress at Off (it belongs to
+// the previous split), and the last line is read to its end past the
+// split.
+func (rd *reader) csv(ctx context.Context, sp mr.Split, s *Sums) error {
+	if sp.Len == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("linreg: %s at offset %d: %w", sp.Path, sp.Off, err)
+	}
+	f, err := os.Open(sp.Path)
+	if err != nil {
+		return fmt.Errorf("linreg: %w", err)
+	}
+	defer f.Close()
+	start := sp.Off
+	if start > 0 {
+		start-- // a line starts at Off if the byte before it ends a line
+	}
+	if rd.br == nil {
+		rd.br = bufio.NewReaderSize(nil, 64<<10)
+	}
+	rd.br.Reset(io.NewSectionReader(f, start, math.MaxInt64-start))
+	pos, end := start, sp.Off+sp.Len
+	if sp.Off > 0 {
+		n, _, err := rd.readLine(false)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("linreg: %s: reading at offset %d: %w", sp.Path, pos, err)
+		}
+		pos += int64(n)
+	}
+	checked := pos
+	for pos < end {
+		if pos-checked >= pieceBytes {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("linreg: %s at offset %d: %w", sp.Path, pos, err)
+			}
+			checked = pos
+		}
+		n, line, err := rd.readLine(true)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("linreg: %s: reading at offset %d: %w", sp.Path, pos, err)
+		}
+		if n == 0 {
+			break // end of file
+		}
+		if perr := parsePoint(s, line, pos == 0); perr != nil {
+			return fmt.Errorf("linreg: %s:%s (offset %d): %w", sp.Path, lineNumber(sp.Path, pos), pos, perr)
+		}
+		pos += int64(n)
+	}
+	return nil
+}
+
+// maxLine bounds a CSV line.
+const maxLine = 1 << 20
+
+// readLine reads one line, with its '\n' if any, and returns its length
+// and (if keep) its bytes, valid until the next call.
+func (rd *reader) readLine(keep bool) (int, []byte, error) {
+	rd.line = rd.line[:0]
+	n := 0
+	for {
+		frag, err := rd.br.ReadSlice('\n')
+		n += len(frag)
+		if keep && (len(rd.line) > 0 || errors.Is(err, bufio.ErrBufferFull)) {
+			if len(rd.line)+len(frag) > maxLine {
+				return n, nil, fmt.Errorf("line longer than %d bytes", maxLine)
+			}
+			rd.line = append(rd.line, frag...)
+			frag = rd.line
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return n, frag, err
+	}
+}
+
+// parsePoint parses one CSV line ("x,y", with its line end) and adds the
+// point to s. Blank lines are skipped, and so is a header "x,y" on the
+// first line of a file.
+func parsePoint(s *Sums, line []byte, first bool) error {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	t := bytes.Trim(line, " \t")
+	if len(t) == 0 {
+		return nil
+	}
+	xs, ys, ok := bytes.Cut(t, []byte(","))
+	if !ok {
+		return fmt.Errorf("want \"x,y\", got %q", clip(line))
+	}
+	xs, ys = bytes.Trim(xs, " \t"), bytes.Trim(ys, " \t")
+	if first && string(xs) == "x" && string(ys) == "y" {
+		return nil
+	}
+	x, err := strconv.ParseFloat(string(xs), 64)
+	if err != nil || !finite(x) {
+		return fmt.Errorf("x %q is not a finite number", clip(xs))
+	}
+	y, err := strconv.ParseFloat(string(ys), 64)
+	if err != nil || !finite(y) {
+		return fmt.Errorf("y %q is not a finite number", clip(ys))
+	}
+	s.N++
+	s.FX += x
+	s.FY += y
+	s.FXX += x * x
+	s.FYY += y * y
+	s.FXY += x * y
+	return nil
+}
+
+func clip(b []byte) []byte {
+	if len(b) > 40 {
+		return append(b[:40:40], "..."...)
+	}
+	return b
+}
+
+// lineNumber returns the 1-based number of the line starting at offset
+// off of the file (counted on the error path only), or "?" if the file
+// cannot be read.
+func lineNumber(path string, off int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	line := int64(1)
+	for pos := int64(0); pos < off; {
+		p := buf[:min(int64(len(buf)), off-pos)]
+		n, err := f.ReadAt(p, pos)
+		line += int64(bytes.Count(p[:n], []byte("\n")))
+		pos += int64(n)
+		if err != nil && pos < off {
+			return "?"
+		}
+	}
+	return strconv.FormatInt(line, 10)
+}
