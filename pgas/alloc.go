@@ -219,54 +219,28 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 		}
 	}
 	if r.id == 0 {
-		res := [slotWords]int64{codeOK, 0, size, 0}
+		var res [slotWords]int64
 		if mism := r.checkSizes(size); mism >= 0 {
 			res = [slotWords]int64{codeCheck, int64(mism), size, int64(binary.LittleEndian.Uint64(r.seg[hCheck+8*mism:]))}
-		} else if off, err := r.symAlloc(ctx, "AllAlloc", size); err != nil {
-			oom, ok := err.(*OutOfMemoryError)
-			if !ok {
+		} else {
+			off, err := r.symAlloc(ctx, "AllAlloc", size)
+			if res, err = allocResult(size, off, err); err != nil {
 				return Region{}, err
 			}
-			res = [slotWords]int64{codeNoSpace, 0, oom.Asked, oom.Left}
-			if oom.TooManyRegions {
-				res[0] = codeTooMany
-			}
-		} else {
-			res[1] = off
 		}
-		var b [slotWords * 8]byte
-		for i, v := range res {
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
-		}
-		h := &Handle{}
-		for p := range r.n {
-			if p == 0 {
-				copy(r.seg[slot:], b[:])
-				continue
-			}
-			r.putBytesAsync(ctx, p, slot, b[:], h)
-		}
-		if err := h.Wait(ctx); err != nil {
+		if err := r.publishSlot(ctx, r.World().members, slot, res); err != nil {
 			return Region{}, err
 		}
 	}
 	if err := r.Barrier(ctx); err != nil {
 		return Region{}, err
 	}
-	var res [slotWords]int64
-	for i := range res {
-		res[i] = int64(binary.LittleEndian.Uint64(r.seg[slot+8*int64(i):]))
-	}
-	switch res[0] {
-	case codeOK:
-	case codeNoSpace:
-		return Region{}, &OutOfMemoryError{Op: "AllAlloc", Asked: res[2], Left: res[3], SegmentBytes: r.cfg.SegmentBytes}
-	case codeTooMany:
-		return Region{}, &OutOfMemoryError{Op: "AllAlloc", Asked: res[2], TooManyRegions: true}
-	case codeCheck:
+	res := r.readSlot(slot)
+	if res[0] == codeCheck {
 		return Region{}, fmt.Errorf("pgas: AllAlloc arguments differ: rank 0 asked for %d bytes, rank %d for %d", res[2], res[1], res[3])
-	default:
-		return Region{}, fmt.Errorf("pgas: AllAlloc: corrupt result code %d", res[0])
+	}
+	if err := slotError("AllAlloc", res, r.cfg.SegmentBytes); err != nil {
+		return Region{}, err
 	}
 	reg := Region{Off: res[1], Size: size, Owner: -1}
 	clear(r.seg[reg.Off : reg.Off+size])
@@ -274,6 +248,61 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 		return Region{}, err
 	}
 	return reg, nil
+}
+
+// allocResult packs the outcome of a symmetric allocation into result-slot
+// words; errors other than running out of memory are returned.
+func allocResult(size, off int64, err error) ([slotWords]int64, error) {
+	if err == nil {
+		return [slotWords]int64{codeOK, off, size, 0}, nil
+	}
+	oom, ok := err.(*OutOfMemoryError)
+	if !ok {
+		return [slotWords]int64{}, err
+	}
+	if oom.TooManyRegions {
+		return [slotWords]int64{codeTooMany, 0, oom.Asked, 0}, nil
+	}
+	return [slotWords]int64{codeNoSpace, 0, oom.Asked, oom.Left}, nil
+}
+
+// publishSlot writes res into the result slot of every rank in members.
+func (r *Rank) publishSlot(ctx context.Context, members []int, slot int64, res [slotWords]int64) error {
+	var b [slotWords * 8]byte
+	for i, v := range res {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
+	}
+	h := &Handle{}
+	for _, p := range members {
+		if p == r.id {
+			copy(r.seg[slot:], b[:])
+			continue
+		}
+		r.putBytesAsync(ctx, p, slot, b[:], h)
+	}
+	return h.Wait(ctx)
+}
+
+// readSlot reads this rank's copy of a result slot.
+func (r *Rank) readSlot(slot int64) [slotWords]int64 {
+	var res [slotWords]int64
+	for i := range res {
+		res[i] = int64(binary.LittleEndian.Uint64(r.seg[slot+8*int64(i):]))
+	}
+	return res
+}
+
+// slotError turns a failed allocation result into its error.
+func slotError(op string, res [slotWords]int64, segBytes int64) error {
+	switch res[0] {
+	case codeOK:
+		return nil
+	case codeNoSpace:
+		return &OutOfMemoryError{Op: op, Asked: res[2], Left: res[3], SegmentBytes: segBytes}
+	case codeTooMany:
+		return &OutOfMemoryError{Op: op, Asked: res[2], TooManyRegions: true}
+	}
+	return fmt.Errorf("pgas: %s: corrupt result code %d", op, res[0])
 }
 
 // checkSizes returns the first rank whose AllAlloc size differs from size,

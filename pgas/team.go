@@ -235,50 +235,21 @@ func (t *Team) AllAlloc(ctx context.Context, size int64) (Region, error) {
 	slot := t.ctl + tcSlots + (t.allocs%2)*slotWords*8
 	t.allocs++
 	if t.tid == 0 {
-		res := [slotWords]int64{codeOK, 0, size, 0}
-		if off, err := r.symAlloc(ctx, "team AllAlloc", size); err != nil {
-			oom, ok := err.(*OutOfMemoryError)
-			if !ok {
-				return Region{}, err
-			}
-			res = [slotWords]int64{codeNoSpace, 0, oom.Asked, oom.Left}
-			if oom.TooManyRegions {
-				res[0] = codeTooMany
-			}
-		} else {
-			res[1] = off
+		off, err := r.symAlloc(ctx, "team AllAlloc", size)
+		res, err := allocResult(size, off, err)
+		if err != nil {
+			return Region{}, err
 		}
-		var b [slotWords * 8]byte
-		for i, v := range res {
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
-		}
-		h := &Handle{}
-		for _, p := range t.members {
-			if p == r.id {
-				copy(r.seg[slot:], b[:])
-				continue
-			}
-			r.putBytesAsync(ctx, p, slot, b[:], h)
-		}
-		if err := h.Wait(ctx); err != nil {
+		if err := r.publishSlot(ctx, t.members, slot, res); err != nil {
 			return Region{}, err
 		}
 	}
 	if err := t.Barrier(ctx); err != nil {
 		return Region{}, err
 	}
-	var res [slotWords]int64
-	for i := range res {
-		res[i] = int64(binary.LittleEndian.Uint64(r.seg[slot+8*int64(i):]))
-	}
-	switch res[0] {
-	case codeOK:
-	case codeNoSpace:
-		return Region{}, &OutOfMemoryError{Op: "team AllAlloc", Asked: res[2], Left: res[3], SegmentBytes: r.cfg.SegmentBytes}
-	case codeTooMany:
-		return Region{}, &OutOfMemoryError{Op: "team AllAlloc", Asked: res[2], TooManyRegions: true}
-	default:
-		return Region{}, fmt.Errorf("pgas: team AllAlloc: corrupt result code %d", res[0])
+	res := r.readSlot(slot)
+	if err := slotError("team AllAlloc", res, r.cfg.SegmentBytes); err != nil {
+		return Region{}, err
 	}
 	reg := Region{Off: res[1], Size: size, Owner: -1}
 	clear(r.seg[reg.Off : reg.Off+size])
