@@ -1,0 +1,61 @@
+package histogram
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func naiveCount(h *[768]int64, px []byte) {
+	for j := 0; j+2 < len(px); j += 3 {
+		h[512+int(px[j])]++
+		h[256+int(px[j+1])]++
+		h[px[j+2]]++
+	}
+}
+
+func TestCounter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 100, 1001} {
+		px := make([]byte, 3*n)
+		for i := range px {
+			px[i] = byte(rng.IntN(7) * 40)
+		}
+		var want [768]int64
+		naiveCount(&want, px)
+		naiveCount(&want, px[:3*(n/2)])
+		var c counter
+		c.add(px)
+		c.add(px[:3*(n/2)])
+		if got := c.totals(); *got != want {
+			t.Errorf("counter over %d pixels differs from the naive count", n)
+		}
+	}
+}
+
+func benchPixels() []byte {
+	px := make([]byte, 3<<18)
+	var g gen
+	g.init(7)
+	for i := 0; i < len(px); i += 3 {
+		g.pixel(px[i:i+3], i/3%4096, i/3/4096, 4096, 1<<10)
+	}
+	return px
+}
+
+func BenchmarkKernel(b *testing.B) {
+	px := benchPixels()
+	b.Run("naive", func(b *testing.B) {
+		b.SetBytes(int64(len(px)))
+		var h [768]int64
+		for b.Loop() {
+			naiveCount(&h, px)
+		}
+	})
+	b.Run("counter", func(b *testing.B) {
+		b.SetBytes(int64(len(px)))
+		var c counter
+		for b.Loop() {
+			c.add(px)
+		}
+	})
+}

@@ -1,0 +1,176 @@
+package histogram
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+)
+
+// DefaultChunkBytes is the default size of an input element: a run of
+// whole pixel rows of about this many bytes.
+const DefaultChunkBytes = 4 << 20
+
+// readBytes is the most one read holds (it fits in L2 for the count that
+// follows); the context is checked before each read.
+const readBytes = 128 << 10
+
+// chunk is an input element: rows consecutive stored rows of file file,
+// the first starting at byte off.
+type chunk struct {
+	file int
+	rows int
+	off  int64
+}
+
+// plan is the list of chunks over all input files.
+type plan struct {
+	files  []string
+	hdrs   []Header
+	chunks []chunk
+	pixels int64
+}
+
+// newPlan parses every file's header and cuts the files into chunks of
+// whole rows of about chunkBytes (at least one row each).
+func newPlan(ctx context.Context, files []string, chunkBytes int64) (*plan, error) {
+	if chunkBytes <= 0 {
+		chunkBytes = DefaultChunkBytes
+	}
+	p := &plan{files: files, hdrs: make([]Header, len(files))}
+	for i, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("histogram: %w", err)
+		}
+		h, err := ReadHeader(path)
+		if err != nil {
+			return nil, err
+		}
+		p.hdrs[i] = h
+		p.pixels += h.Pixels()
+		per := int(max(1, min(chunkBytes/h.Stride, int64(h.Height))))
+		for row := 0; row < h.Height; row += per {
+			p.chunks = append(p.chunks, chunk{file: i, rows: min(per, h.Height-row), off: h.Offset + int64(row)*h.Stride})
+		}
+	}
+	return p, nil
+}
+
+// bytes returns the pixel bytes (with padding) of chunk c.
+func (p *plan) bytes(c chunk) int64 { return int64(c.rows) * p.hdrs[c.file].Stride }
+
+// input is the plan as an mr.Input, weighted by bytes.
+type input struct {
+	p    *plan
+	hash uint64
+}
+
+func newInput(p *plan) *input {
+	h := fnv.New64a()
+	var b []byte
+	for _, f := range p.files {
+		b = binary.LittleEndian.AppendUint64(b[:0], uint64(len(f)))
+		h.Write(append(b, f...))
+	}
+	for _, c := range p.chunks {
+		b = binary.LittleEndian.AppendUint64(b[:0], uint64(c.file))
+		b = binary.LittleEndian.AppendUint64(b, uint64(c.off))
+		b = binary.LittleEndian.AppendUint64(b, uint64(c.rows))
+		h.Write(b)
+	}
+	return &input{p: p, hash: h.Sum64()}
+}
+
+func (in *input) Len() int64 { return int64(len(in.p.chunks)) }
+
+func (in *input) At(_ context.Context, i int64) (chunk, error) {
+	if i < 0 || i >= int64(len(in.p.chunks)) {
+		return chunk{}, fmt.Errorf("histogram: chunk %d of %d", i, len(in.p.chunks))
+	}
+	return in.p.chunks[i], nil
+}
+
+func (in *input) Weight(i int64) float64 { return float64(in.p.bytes(in.p.chunks[i])) }
+
+func (in *input) Hash() uint64 { return in.hash }
+
+// reader reads chunks' pixels; it keeps the files it opened until Close.
+// A reader belongs to one goroutine.
+type reader struct {
+	p     *plan
+	files map[int]*os.File
+	buf   []byte
+}
+
+func newReader(p *plan) *reader {
+	return &reader{p: p, files: map[int]*os.File{}, buf: make([]byte, readBytes)}
+}
+
+func (rd *reader) Close() error {
+	var errs []error
+	for _, f := range rd.files {
+		errs = append(errs, f.Close())
+	}
+	clear(rd.files)
+	return errors.Join(errs...)
+}
+
+// each calls fn with the pixels of chunk c, row by row (a row wider than
+// the read buffer in several pieces of whole pixels), in storage order;
+// padding is left out. It checks ctx before every read.
+func (rd *reader) each(ctx context.Context, c chunk, fn func(px []byte)) error {
+	path := rd.p.files[c.file]
+	h := rd.p.hdrs[c.file]
+	f := rd.files[c.file]
+	if f == nil {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return fmt.Errorf("histogram: %w", err)
+		}
+		rd.files[c.file] = f
+	}
+	rowBytes := int64(h.Width) * 3
+	read := func(buf []byte, off int64) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("histogram: %s: %w", path, err)
+		}
+		if _, err := f.ReadAt(buf, off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("%w: %s: file ends before byte %d (was it truncated while being read?)", ErrTruncated, path, off+int64(len(buf)))
+			}
+			return fmt.Errorf("histogram: %s: %w", path, err)
+		}
+		return nil
+	}
+	if h.Stride <= int64(len(rd.buf)) {
+		per := int(int64(len(rd.buf)) / h.Stride)
+		for r := 0; r < c.rows; r += per {
+			n := min(per, c.rows-r)
+			// The last row of the file need not be padded in the read.
+			buf := rd.buf[:int64(n-1)*h.Stride+rowBytes]
+			if err := read(buf, c.off+int64(r)*h.Stride); err != nil {
+				return err
+			}
+			for i := range n {
+				o := int64(i) * h.Stride
+				fn(buf[o : o+rowBytes])
+			}
+		}
+		return nil
+	}
+	piece := int64(len(rd.buf)) / 3 * 3
+	for r := 0; r < c.rows; r++ {
+		off := c.off + int64(r)*h.Stride
+		for done := int64(0); done < rowBytes; done += piece {
+			buf := rd.buf[:min(piece, rowBytes-done)]
+			if err := read(buf, off+done); err != nil {
+				return err
+			}
+			fn(buf)
+		}
+	}
+	return nil
+}
