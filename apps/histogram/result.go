@@ -2,9 +2,9 @@ package histogram
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"image"
 	"image/color"
 	"image/png"
@@ -40,20 +40,13 @@ func (r *Result) Write(w io.Writer, format string) error {
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
-	case "", "text":
-		err = r.writeText(bw)
-	case "tsv":
-		for v := range 256 {
-			fmt.Fprintf(bw, "%d\t%d\t%d\t%d\n", v, r.Red[v], r.Green[v], r.Blue[v])
+	case "", "text", "tsv", "csv":
+		rows := make([][]string, 256)
+		for v := range rows {
+			rows[v] = r.row(v)
 		}
-	case "csv":
-		cw := csv.NewWriter(bw)
-		cw.Write([]string{"value", "red", "green", "blue"})
-		for v := range 256 {
-			cw.Write(r.row(v))
-		}
-		cw.Flush()
-		err = cw.Error()
+		cols := []table.Column{{Name: "value", Number: true}, {Name: "red", Number: true}, {Name: "green", Number: true}, {Name: "blue", Number: true}}
+		err = table.Write(bw, format, cols, rows)
 	case "json":
 		err = r.writeJSON(bw)
 	default:
@@ -70,34 +63,6 @@ func (r *Result) Write(w io.Writer, format string) error {
 
 func (r *Result) row(v int) []string {
 	return []string{strconv.Itoa(v), strconv.FormatInt(r.Red[v], 10), strconv.FormatInt(r.Green[v], 10), strconv.FormatInt(r.Blue[v], 10)}
-}
-
-// writeText right-aligns every column to its widest cell, columns two
-// spaces apart.
-func (r *Result) writeText(w *bufio.Writer) error {
-	rows := [][]string{{"value", "red", "green", "blue"}}
-	for v := range 256 {
-		rows = append(rows, r.row(v))
-	}
-	var width [4]int
-	for _, row := range rows {
-		for i, c := range row {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	for _, row := range rows {
-		for i, c := range row {
-			if i > 0 {
-				w.WriteString("  ")
-			}
-			for range width[i] - len(c) {
-				w.WriteByte(' ')
-			}
-			w.WriteString(c)
-		}
-		w.WriteByte('\n')
-	}
-	return nil
 }
 
 func (r *Result) writeJSON(w io.Writer) error {

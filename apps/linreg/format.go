@@ -2,12 +2,11 @@ package linreg
 
 import (
 	"bufio"
-	"encoding/csv"
 	"fmt"
+	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"io"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Formats lists the output formats of Result.Write.
@@ -32,7 +31,7 @@ func (r *Result) sums() []string {
 }
 
 // Write writes the result in format "text" (the default when empty: the
-// CSV columns left-aligned, separated by two spaces, under a header line),
+// CSV columns right-aligned, two spaces apart, under a header line),
 // "tsv" (rows n, slope, intercept, r2, each name<TAB>value), "csv" (header
 // n,slope,intercept,r2 and one row) or "json" (one object, 2-space indent,
 // r2 null when NaN). Floats are printed with strconv.FormatFloat(v, 'g',
@@ -41,27 +40,17 @@ func (r *Result) Write(w io.Writer, format string) error {
 	names, vals := r.columns()
 	bw := bufio.NewWriter(w)
 	switch format {
-	case "", "text":
-		var head, row strings.Builder
-		for i := range names {
-			width := max(len(names[i]), len(vals[i]))
-			if i == len(names)-1 {
-				width = 0 // no trailing blanks
-			} else {
-				width += 2
-			}
-			fmt.Fprintf(&head, "%-*s", width, names[i])
-			fmt.Fprintf(&row, "%-*s", width, vals[i])
+	case "", "text", "csv":
+		cols := make([]table.Column, len(names))
+		for i, n := range names {
+			cols[i] = table.Column{Name: n, Number: true}
 		}
-		bw.WriteString(head.String() + "\n" + row.String() + "\n")
+		if err := table.Write(bw, format, cols, [][]string{vals}); err != nil {
+			return fmt.Errorf("linreg: writing %s: %w", format, err)
+		}
 	case "tsv":
 		for i := range names {
 			bw.WriteString(names[i] + "\t" + vals[i] + "\n")
-		}
-	case "csv":
-		cw := csv.NewWriter(bw)
-		if err := cw.WriteAll([][]string{names, vals}); err != nil { // WriteAll flushes
-			return fmt.Errorf("linreg: writing csv: %w", err)
 		}
 	case "json":
 		r2 := vals[3]

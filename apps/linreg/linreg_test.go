@@ -82,7 +82,7 @@ func seq(t testing.TB, files []string, o Options) *Result {
 var line = []pt{{0, 1}, {1, 3}, {2, 5}, {3, 7}, {4, 9}}
 
 const lineText = `n  slope  intercept  r2
-5  2      1          1
+5      2          1   1
 `
 
 const lineJSON = `{
@@ -142,7 +142,7 @@ func TestHandComputed(t *testing.T) {
 	}
 	var b bytes.Buffer
 	r.Write(&b, "text")
-	if want := "n  slope  intercept            r2\n3  0.5    0.16666666666666666  0.75\n"; b.String() != want {
+	if want := "n  slope            intercept    r2\n3    0.5  0.16666666666666666  0.75\n"; b.String() != want {
 		t.Errorf("text = %q; want %q", b.String(), want)
 	}
 }
@@ -294,7 +294,7 @@ func TestConstantY(t *testing.T) {
 	if !math.IsNaN(r.R2) || r.Slope != 0 || r.Intercept != 4 {
 		t.Fatalf("fit = %+v; want slope 0, intercept 4, r2 NaN", r)
 	}
-	want := "n  slope  intercept  r2\n3  0      4          NaN\n" +
+	want := "n  slope  intercept   r2\n3      0          4  NaN\n" +
 		"n\t3\nslope\t0\nintercept\t4\nr2\tNaN\n" +
 		"n,slope,intercept,r2\n3,0,4,NaN\n"
 	var b bytes.Buffer

@@ -2,13 +2,12 @@ package spamcount
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	tabular "github.com/pgasmr/pgasmr/apps/internal/table"
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Formats lists the output formats of Write.
@@ -28,20 +27,12 @@ func (r *Result) Write(w io.Writer, format string) error {
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
-	case "", "text":
-		r.writeText(bw)
-	case "tsv":
-		for _, wc := range r.Words {
-			fmt.Fprintf(bw, "%s\t%d\t%d\n", wc.Word, wc.Occurrences, wc.Messages)
+	case "", "text", "tsv", "csv":
+		rows := make([][]string, len(r.Words))
+		for i, wc := range r.Words {
+			rows[i] = []string{wc.Word, strconv.FormatInt(wc.Occurrences, 10), strconv.FormatInt(wc.Messages, 10)}
 		}
-	case "csv":
-		cw := csv.NewWriter(bw)
-		cw.Write([]string{"word", "occurrences", "messages"})
-		for _, wc := range r.Words {
-			cw.Write([]string{wc.Word, strconv.FormatInt(wc.Occurrences, 10), strconv.FormatInt(wc.Messages, 10)})
-		}
-		cw.Flush()
-		err = cw.Error()
+		err = tabular.Write(bw, format, []tabular.Column{{Name: "word"}, {Name: "occurrences", Number: true}, {Name: "messages", Number: true}}, rows)
 	case "json":
 		type word struct {
 			Word        string `json:"word"`
@@ -70,32 +61,4 @@ func (r *Result) Write(w io.Writer, format string) error {
 		return fmt.Errorf("spamcount: writing %s: %w", format, err)
 	}
 	return nil
-}
-
-func (r *Result) writeText(w *bufio.Writer) {
-	head := [3]string{"word", "occurrences", "messages"}
-	rows := make([][3]string, len(r.Words))
-	width := [3]int{}
-	for c, h := range head {
-		width[c] = len(h)
-	}
-	for i, wc := range r.Words {
-		rows[i] = [3]string{wc.Word, strconv.FormatInt(wc.Occurrences, 10), strconv.FormatInt(wc.Messages, 10)}
-		for c, s := range rows[i] {
-			width[c] = max(width[c], utf8.RuneCountInString(s))
-		}
-	}
-	line := func(row [3]string) {
-		pad := width[0] - utf8.RuneCountInString(row[0])
-		w.WriteString(row[0])
-		w.WriteString(strings.Repeat(" ", pad+2+width[1]-len(row[1])))
-		w.WriteString(row[1])
-		w.WriteString(strings.Repeat(" ", 2+width[2]-len(row[2])))
-		w.WriteString(row[2])
-		w.WriteByte('\n')
-	}
-	line(head)
-	for _, row := range rows {
-		line(row)
-	}
 }

@@ -2,13 +2,12 @@ package wordcount
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Formats are the output formats Write accepts ("" means text).
@@ -23,25 +22,12 @@ func (r *Result) Write(w io.Writer, format string) error {
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
-	case "", "text":
-		r.writeText(bw)
-	case "tsv":
-		var b []byte
-		for _, wc := range r.Words {
-			b = append(b[:0], wc.Word...)
-			b = append(b, '\t')
-			b = strconv.AppendInt(b, wc.Count, 10)
-			b = append(b, '\n')
-			bw.Write(b)
+	case "", "text", "tsv", "csv":
+		rows := make([][]string, len(r.Words))
+		for i, wc := range r.Words {
+			rows[i] = []string{wc.Word, strconv.FormatInt(wc.Count, 10)}
 		}
-	case "csv":
-		cw := csv.NewWriter(bw)
-		cw.Write([]string{"word", "count"})
-		for _, wc := range r.Words {
-			cw.Write([]string{wc.Word, strconv.FormatInt(wc.Count, 10)})
-		}
-		cw.Flush()
-		err = cw.Error()
+		err = table.Write(bw, format, []table.Column{{Name: "word"}, {Name: "count", Number: true}}, rows)
 	case "json":
 		err = r.writeJSON(bw)
 	default:
@@ -54,26 +40,6 @@ func (r *Result) Write(w io.Writer, format string) error {
 		return fmt.Errorf("wordcount: writing %s: %w", format, err)
 	}
 	return nil
-}
-
-// writeText aligns the word column to its widest entry in runes and the
-// count column to the right.
-func (r *Result) writeText(w *bufio.Writer) {
-	ww, cw := len("word"), len("count")
-	for _, wc := range r.Words {
-		ww = max(ww, utf8.RuneCountInString(wc.Word))
-		cw = max(cw, len(strconv.FormatInt(wc.Count, 10)))
-	}
-	line := func(word, count string) {
-		w.WriteString(word)
-		w.WriteString(strings.Repeat(" ", ww-utf8.RuneCountInString(word)+2+cw-len(count)))
-		w.WriteString(count)
-		w.WriteByte('\n')
-	}
-	line("word", "count")
-	for _, wc := range r.Words {
-		line(wc.Word, strconv.FormatInt(wc.Count, 10))
-	}
 }
 
 type jsonWord struct {
