@@ -202,7 +202,8 @@ type redOpts struct{ o reduce.Options }
 // ReduceOption configures ApplyReduce.
 type ReduceOption func(*redOpts)
 
-// Gather selects the gather mode (default reduce.GatherPartitioned).
+// Gather selects the gather mode (default, and for reduce.GatherDefault,
+// reduce.GatherPartitioned).
 func Gather(g reduce.Gather) ReduceOption { return func(o *redOpts) { o.o.Gather = g } }
 
 // Root sets the root rank of GatherRoot and Merge (default 0).
@@ -233,6 +234,9 @@ func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *
 	var o redOpts
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.o.Gather == reduce.GatherDefault {
+		o.o.Gather = reduce.GatherPartitioned
 	}
 	if r.Config().Check {
 		if err := r.World().CheckSame(ctx, fmt.Sprintf("ApplyReduce(%v root=%d %v merge=%v)", o.o.Gather, o.o.Root, o.o.Transfer, o.o.Merge)); err != nil {

@@ -17,10 +17,13 @@ type Gather int
 
 // The gather modes.
 const (
+	// GatherDefault is the zero value: the caller's default. mr and
+	// Collect take it as GatherPartitioned; each app has its own default.
+	GatherDefault Gather = iota
 	// GatherPartitioned sends each pair to rank xxhash(encoded key) mod N,
 	// through one all-to-all: each pair moves once and each rank reduces
 	// its own key range. The default for large key spaces.
-	GatherPartitioned Gather = iota
+	GatherPartitioned
 	// GatherAll gives every rank every pair (AllgatherV): each computes the
 	// whole result.
 	GatherAll
@@ -33,6 +36,8 @@ const (
 
 func (g Gather) String() string {
 	switch g {
+	case GatherDefault:
+		return "default"
 	case GatherPartitioned:
 		return "partitioned"
 	case GatherAll:
@@ -96,6 +101,9 @@ type Stats struct {
 func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *Store[K, V], o Options) (p *Pairs[K, V], ok bool, st Stats, err error) {
 	if o.Root < 0 || o.Root >= r.N() {
 		panic(fmt.Sprintf("reduce: root %d not a rank in [0,%d)", o.Root, r.N()))
+	}
+	if o.Gather == GatherDefault {
+		o.Gather = GatherPartitioned
 	}
 	st.PairsEmitted = s.emitted
 	t0 := time.Now()

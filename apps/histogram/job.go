@@ -26,7 +26,8 @@ type Options struct {
 	// pairs per pixel) instead of the array map (local counts, one pair
 	// per value).
 	ElementMap bool
-	// Gather is the reduce stage's gather mode; GatherNone and
+	// Gather is the reduce stage's gather mode (the zero value,
+	// reduce.GatherDefault, is GatherRoot); GatherNone and
 	// GatherPartitioned are followed by a merge on Root. Whatever the
 	// mode, Run returns the result on Root only (under GatherAll every
 	// rank computes it, but only Root returns it).
@@ -55,7 +56,7 @@ func (o Options) Validate(ranks int) error {
 		errs = append(errs, fmt.Errorf("histogram: distribution %v, want block, cyclic, balanced or bestfit", o.Dist))
 	}
 	switch o.Gather {
-	case reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
+	case reduce.GatherDefault, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
 	default:
 		errs = append(errs, fmt.Errorf("histogram: unknown gather mode %v", o.Gather))
 	}
@@ -78,6 +79,9 @@ func (o Options) Validate(ranks int) error {
 // It returns the histogram of all the files on o.Root and nil on the other
 // ranks. Errors name the file and the reason.
 func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result, error) {
+	if o.Gather == reduce.GatherDefault {
+		o.Gather = reduce.GatherRoot
+	}
 	if err := o.Validate(r.N()); err != nil {
 		return nil, err
 	}

@@ -36,11 +36,10 @@ type Options struct {
 	// share of chunks locally and emits one pair, or one per chunk for
 	// float input).
 	ElementMap bool
-	// Gather is the reduce stage's gather mode. The zero value
-	// (reduce.GatherPartitioned) is run as GatherRoot unless Partitioned
-	// is set; GatherNone and GatherPartitioned are merged to Root.
-	Gather      reduce.Gather
-	Partitioned bool
+	// Gather is the reduce stage's gather mode; the zero value
+	// (reduce.GatherDefault) is GatherRoot. GatherNone and
+	// GatherPartitioned are merged to Root.
+	Gather reduce.Gather
 	// Root is the rank that gets the result.
 	Root int
 	// Transfer moves the pairs (collective or element by element).
@@ -73,12 +72,9 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("linreg: threshold %v, want >= 0", o.Threshold))
 	}
 	switch o.Gather {
-	case reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone:
+	case reduce.GatherDefault, reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone:
 	default:
 		errs = append(errs, fmt.Errorf("linreg: unknown gather mode %v", o.Gather))
-	}
-	if o.Partitioned && o.Gather != reduce.GatherPartitioned {
-		errs = append(errs, fmt.Errorf("linreg: Partitioned with gather mode %v", o.Gather))
 	}
 	if o.Root < 0 {
 		errs = append(errs, fmt.Errorf("linreg: root %d, want >= 0", o.Root))
@@ -115,7 +111,7 @@ func (o Options) chunkBytes() int64 {
 
 // gather returns the gather mode Run uses.
 func (o Options) gather() reduce.Gather {
-	if o.Gather == reduce.GatherPartitioned && !o.Partitioned {
+	if o.Gather == reduce.GatherDefault {
 		return reduce.GatherRoot
 	}
 	return o.Gather

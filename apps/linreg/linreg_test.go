@@ -309,11 +309,11 @@ func TestConstantY(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	err := Options{Format: "png", Dist: distrib.Custom, Threshold: -1, Gather: 9, Partitioned: true, Root: -1, Transfer: 5, ChunkBytes: 10}.Validate()
+	err := Options{Format: "png", Dist: distrib.Custom, Threshold: -1, Gather: 9, Root: -1, Transfer: 5, ChunkBytes: 10}.Validate()
 	if err == nil {
 		t.Fatal("Validate accepted bad options")
 	}
-	for _, w := range []string{"png", "custom", "threshold", "gather", "Partitioned with", "root -1", "transfer", "chunk size 10"} {
+	for _, w := range []string{"png", "custom", "threshold", "gather", "root -1", "transfer", "chunk size 10"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("Validate() = %v; missing %q", err, w)
 		}
@@ -473,7 +473,6 @@ func TestMetamorphic(t *testing.T) {
 			t.Run(format+"/"+c.String(), func(t *testing.T) {
 				o := base
 				o.ElementMap, o.Dist, o.Threshold, o.Gather, o.Transfer = c.element, c.dist, 500, c.gather, c.transfer
-				o.Partitioned = c.gather == reduce.GatherPartitioned
 				o.Root = c.ranks - 1
 				if got := render(t, runJob(t, files, o, c.ranks)); got != want {
 					t.Fatalf("output:\n%s\nwant (seq):\n%s", got, want)

@@ -22,7 +22,7 @@ type Options struct {
 	WordsFile string        // word list (see ParseWords); "" for the built-in list
 	Dist      distrib.Kind  // Block, Cyclic, Balanced or BestFit; messages weigh their size
 	Threshold float64       // best-fit's threshold on the largest load difference, in bytes
-	Gather    reduce.Gather // none and partitioned are merged to Root
+	Gather    reduce.Gather // default (zero) is partitioned; none and partitioned are merged to Root
 	Root      int           // the rank that gets the result (all ranks under GatherAll)
 	Transfer  reduce.Transfer
 }
@@ -39,7 +39,7 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("spamcount: threshold %v (want a number ≥ 0)", o.Threshold))
 	}
 	switch o.Gather {
-	case reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
+	case reduce.GatherDefault, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
 	default:
 		errs = append(errs, fmt.Errorf("spamcount: gather mode %v", o.Gather))
 	}
@@ -280,6 +280,9 @@ func prepare(ctx context.Context, paths []string, o Options) ([]string, []Messag
 // emits one pair per listed word it contains into an array container of
 // len(words)+1 keys (the last counts messages), combined as emitted.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
+	if o.Gather == reduce.GatherDefault {
+		o.Gather = reduce.GatherPartitioned
+	}
 	if o.Root >= r.N() {
 		return nil, fmt.Errorf("spamcount: root %d not a rank in [0,%d)", o.Root, r.N())
 	}

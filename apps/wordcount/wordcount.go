@@ -44,7 +44,8 @@ type Options struct {
 	// one table and emits one pair per distinct word, after its last
 	// chunk.
 	ArrayMap bool
-	// Gather selects the reduce stage's gather; GatherNone and
+	// Gather selects the reduce stage's gather (the zero value,
+	// reduce.GatherDefault, is GatherPartitioned); GatherNone and
 	// GatherPartitioned are merged to Root so Root has the result.
 	Gather reduce.Gather
 	// Root is the rank that gets the result (except under GatherAll).
@@ -71,7 +72,7 @@ func (o Options) Validate() error {
 		errs = append(errs, errors.New("wordcount: Threshold is NaN"))
 	}
 	switch o.Gather {
-	case reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
+	case reduce.GatherDefault, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
 	default:
 		errs = append(errs, fmt.Errorf("wordcount: unknown gather %v", o.Gather))
 	}
@@ -270,6 +271,9 @@ func emitStatus(c chunk, st status, reason string, emit func(string, int64)) {
 // complete result is returned on o.Root (nil, nil elsewhere), or on every
 // rank under reduce.GatherAll.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
+	if o.Gather == reduce.GatherDefault {
+		o.Gather = reduce.GatherPartitioned
+	}
 	cs, skipped, err := prepare(paths, o)
 	if err != nil {
 		return nil, err
