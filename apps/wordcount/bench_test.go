@@ -76,9 +76,9 @@ func BenchmarkWordcount(b *testing.B) {
 		name string
 		o    Options
 	}{
-		{"element/block", Options{}},
-		{"element/balanced", Options{Dist: distrib.Balanced}},
-		{"array/balanced", Options{Dist: distrib.Balanced, ArrayMap: true}},
+		{"element/block", Options{ElementMap: true}},
+		{"element/balanced", Options{Dist: distrib.Balanced, ElementMap: true}},
+		{"array/block", Options{}}, {"array/balanced", Options{Dist: distrib.Balanced}},
 	} {
 		for _, ranks := range []int{1, 2} {
 			b.Run(fmt.Sprintf("pgasmr/ranks=%d/%s", ranks, c.name), func(b *testing.B) {

@@ -37,13 +37,13 @@ type Options struct {
 	// Threshold is best-fit's threshold on the largest load difference,
 	// in bytes.
 	Threshold float64
-	// ArrayMap uses the array-based map (one call per rank over its share
-	// of the chunks) instead of the default element map over the chunks
+	// ElementMap uses the element-by-element map over the chunks
 	// (mr.ApplyMap under mr.WithPlan with the plan Dist makes, so that a
-	// rank knows its last chunk). Either way a rank counts its chunks in
-	// one table and emits one pair per distinct word, after its last
-	// chunk.
-	ArrayMap bool
+	// rank knows its last chunk) instead of the default array-based map
+	// (one call per rank over its share of the chunks). Either way a rank
+	// counts its chunks in one table and emits one pair per distinct word,
+	// after its last chunk.
+	ElementMap bool
 	// Gather selects the reduce stage's gather (the zero value,
 	// reduce.GatherDefault, is GatherPartitioned); GatherNone and
 	// GatherPartitioned are merged to Root so Root has the result.
@@ -288,7 +288,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	in := &chunkInput{cs}
 	rd := &reader{skip: o.SkipUnreadable}
 	c := newCounter()
-	if o.ArrayMap {
+	if !o.ElementMap {
 		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, r *pgas.Rank, in mr.Input[chunk], emit func(string, int64)) error {
 			p := plan(cs, r.N(), o)
 			for i := range p.Elements(r.ID()) {

@@ -223,7 +223,7 @@ type config struct {
 
 func (c config) String() string {
 	m := "element"
-	if c.o.ArrayMap {
+	if !c.o.ElementMap {
 		m = "array"
 	}
 	return fmt.Sprintf("ranks=%d/%v/%s/%v/%v/chunk=%d/root=%d", c.ranks, c.o.Dist, m, c.o.Gather, c.o.Transfer, c.o.ChunkBytes, c.o.Root)
@@ -236,7 +236,7 @@ func configs(chunk int64) []config {
 			for _, array := range []bool{false, true} {
 				for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
 					for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
-						cs = append(cs, config{ranks, Options{ChunkBytes: chunk, Dist: dist, ArrayMap: array, Gather: g, Transfer: tr, Root: (ranks - 1) * int(dist) % ranks, Threshold: 64}})
+						cs = append(cs, config{ranks, Options{ChunkBytes: chunk, Dist: dist, ElementMap: !array, Gather: g, Transfer: tr, Root: (ranks - 1) * int(dist) % ranks, Threshold: 64}})
 					}
 				}
 			}
@@ -438,7 +438,7 @@ func TestSpamAssassin(t *testing.T) {
 	want := render(t, seq, "json")
 	for _, c := range []config{
 		{2, Options{ChunkBytes: 1000, Dist: distrib.Balanced}},
-		{3, Options{Dist: distrib.Cyclic, ArrayMap: true, Gather: reduce.GatherAll}},
+		{3, Options{Dist: distrib.Cyclic, Gather: reduce.GatherAll}},
 	} {
 		r, err := pgasMode(c.ranks)(ctx, []string{dir}, c.o)
 		if err != nil {
@@ -490,7 +490,7 @@ func TestGenerate(t *testing.T) {
 	}
 	for _, c := range []config{
 		{2, Options{ChunkBytes: 10 << 10, Dist: distrib.Balanced}},
-		{3, Options{ChunkBytes: 7 << 10, Dist: distrib.BestFit, ArrayMap: true, Gather: reduce.GatherRoot, Transfer: reduce.ElementByElement}},
+		{3, Options{ChunkBytes: 7 << 10, Dist: distrib.BestFit, Gather: reduce.GatherRoot, Transfer: reduce.ElementByElement}},
 	} {
 		r, err := pgasMode(c.ranks)(context.Background(), []string{d1}, c.o)
 		if err != nil || render(t, r, "tsv") != o1 {
