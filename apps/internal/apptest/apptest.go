@@ -1,0 +1,62 @@
+// Package apptest holds test helpers shared by the applications' tests.
+package apptest
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
+)
+
+// FaultSweep runs job on 2 ranks once cleanly, then fails operations of
+// rank 1 spread over the whole job (at most about 40 jobs), and checks that
+// each job that reached the fault ends, within 5 s, with the injected
+// error, and that no goroutine is left behind.
+func FaultSweep(t *testing.T, job func(ctx context.Context, r *pgas.Rank) error) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("fault sweep")
+	}
+	base := runtime.NumGoroutine()
+	clean := wrap.NewFaulty(inproc.New(), 1, -1)
+	if err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, Transport: clean}, job); err != nil {
+		t.Fatalf("clean run: %v", err)
+	}
+	ops := clean.Ops(1)
+	if ops == 0 {
+		t.Fatal("rank 1 issued no operations")
+	}
+	step := max(1, ops/40)
+	injected := 0
+	for op := int64(0); op < ops; op += step {
+		f := wrap.NewFaulty(inproc.New(), 1, op)
+		t0 := time.Now()
+		err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, Transport: f, SyncTimeout: 10 * time.Second}, job)
+		if d := time.Since(t0); d > 5*time.Second {
+			t.Errorf("op %d of %d: the job took %v to fail", op, ops, d)
+		}
+		if !f.Injected() {
+			continue // the job took another path and never reached op
+		}
+		injected++
+		if !errors.Is(err, wrap.ErrInjected) {
+			t.Fatalf("op %d of %d: err = %v; want the injected failure", op, ops, err)
+		}
+	}
+	if injected == 0 {
+		t.Fatal("no fault was injected")
+	}
+	t.Logf("rank 1 issues %d operations; %d jobs failed at an injected fault", ops, injected)
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		t.Errorf("%d goroutines left after the fault sweep", n-base)
+	}
+}
