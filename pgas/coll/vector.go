@@ -444,6 +444,15 @@ func ExchangeV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts
 	rowPre, colPre := matrixPrefixes(counts, S)
 	sd := pick(sdispls, func(k int) int { return rowPre[k] })
 	dd := pick(ddispls, func(k int) int { return colPre[k] })
+	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v ddispls=%v", counts, sdispls, ddispls) }
+	return c.vflat(ctx, sig, c.allToAll(counts, sd, dd))
+}
+
+// allToAll plans the chunk from every member i to every member j: chunk
+// k = slot(i)*S + slot(j) has counts[k] elements, read at sd(k) and
+// written at dd(k).
+func (c *call[T]) allToAll(counts []int, sd, dd func(k int) int) []move {
+	S := c.nslots()
 	ms := c.st.moves[:0]
 	for i := range c.t.Size() {
 		si := c.slot(i)
@@ -452,8 +461,7 @@ func ExchangeV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts
 			ms = append(ms, move{c.vloc(bufSrc, i, sd(k)), c.vloc(bufDst, j, dd(k)), int64(counts[k])})
 		}
 	}
-	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v ddispls=%v", counts, sdispls, ddispls) }
-	return c.vflat(ctx, sig, ms)
+	return ms
 }
 
 // ExchangeVMerge is the all-to-all with variable chunks and a packed
@@ -492,17 +500,9 @@ func ExchangeVMerge[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], c
 		return recvPre[j]
 	})
 	sd := pick(sdispls, func(k int) int { return rowPre[k] })
-	ms := c.st.moves[:0]
-	for i := range c.t.Size() {
-		si := c.slot(i)
-		for j := range c.t.Size() {
-			sj := c.slot(j)
-			k := si*S + sj
-			ms = append(ms, move{c.vloc(bufSrc, i, sd(k)), c.vloc(bufDst, j, start(sj)+colPre[k]), int64(counts[k])})
-		}
-	}
+	dd := func(k int) int { return start(k%S) + colPre[k] }
 	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v dstStart=%v", counts, sdispls, dstStart) }
-	return c.vflat(ctx, sig, ms)
+	return c.vflat(ctx, sig, c.allToAll(counts, sd, dd))
 }
 
 // PermuteV copies counts[m] elements of member m's src at displs[m] to
