@@ -155,6 +155,7 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 	}
 	ms.Emitted = st.Emitted() - emitted
 	ms.Time = time.Since(t0)
+	statsFrom(ctx).addMap(ms)
 	return ms, nil
 }
 
@@ -191,6 +192,7 @@ func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank
 		err = st.Err()
 	}
 	ms := MapStats{Emitted: st.Emitted() - emitted, Time: time.Since(t0), Plan: distrib.Custom}
+	statsFrom(ctx).addMap(ms)
 	if err != nil {
 		return ms, fmt.Errorf("mr: rank %d: array map: %w", r.ID(), err)
 	}
@@ -245,6 +247,7 @@ func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *
 	}
 	p, ok, stats, err := reduce.Collect(ctx, r, st, o.o)
 	res := Result[R]{OK: ok, Stats: stats}
+	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
 	if err != nil {
 		return res, fmt.Errorf("mr: rank %d: reduce stage: %w", r.ID(), err)
 	}

@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+
+	"github.com/pgasmr/pgasmr/mr"
 )
 
 // DefaultChunkBytes is the default size of an input element: a run of
@@ -41,6 +43,7 @@ func newPlan(ctx context.Context, files []string, chunkBytes int64) (*plan, erro
 		chunkBytes = DefaultChunkBytes
 	}
 	p := &plan{files: files, hdrs: make([]Header, len(files))}
+	var total int64 // pixel bytes with padding, for progress reports
 	for i, path := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("histogram: %w", err)
@@ -55,7 +58,9 @@ func newPlan(ctx context.Context, files []string, chunkBytes int64) (*plan, erro
 		for row := 0; row < h.Height; row += per {
 			p.chunks = append(p.chunks, chunk{file: i, rows: min(per, h.Height-row), off: h.Offset + int64(row)*h.Stride})
 		}
+		total += int64(h.Height) * h.Stride
 	}
+	mr.ProgressFrom(ctx).SetTotal(int64(len(files)), total)
 	return p, nil
 }
 
@@ -122,6 +127,19 @@ func (rd *reader) Close() error {
 // the read buffer in several pieces of whole pixels), in storage order;
 // padding is left out. It checks ctx before every read.
 func (rd *reader) each(ctx context.Context, c chunk, fn func(px []byte)) error {
+	if err := rd.eachRow(ctx, c, fn); err != nil {
+		return err
+	}
+	h := rd.p.hdrs[c.file]
+	var done int64
+	if c.off+int64(c.rows)*h.Stride == h.Offset+int64(h.Height)*h.Stride {
+		done = 1 // the file's last chunk
+	}
+	mr.ProgressFrom(ctx).Add(done, int64(c.rows)*h.Stride)
+	return nil
+}
+
+func (rd *reader) eachRow(ctx context.Context, c chunk, fn func(px []byte)) error {
 	path := rd.p.files[c.file]
 	h := rd.p.hdrs[c.file]
 	f := rd.files[c.file]

@@ -13,12 +13,15 @@ import (
 )
 
 // prepare validates the options and cuts the files into chunks.
-func prepare(files []string, o Options) (int, *chunks, error) {
+func prepare(ctx context.Context, files []string, o Options) (int, *chunks, error) {
 	if err := o.Validate(); err != nil {
 		return 0, nil, err
 	}
 	format, _ := parseFormat(o.Format)
 	in, err := inputChunks(files, format, o.chunkBytes())
+	if err == nil {
+		mr.ProgressFrom(ctx).SetTotal(in.files, in.bytes)
+	}
 	return format, in, err
 }
 
@@ -38,7 +41,7 @@ func sumsCombiner() reduce.Combiner[Sums] {
 // per chunk for float input (key = chunk index); the element map emits one
 // pair per chunk. The reduce folds the pairs in key order.
 func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result, error) {
-	format, in, err := prepare(files, o)
+	format, in, err := prepare(ctx, files, o)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +127,7 @@ func Seq(ctx context.Context, files []string, o Options) (*Result, error) {
 // seqSums returns the input format and the sums of the points of files.
 func seqSums(ctx context.Context, files []string, o Options) (int, Sums, error) {
 	var acc Sums
-	format, in, err := prepare(files, o)
+	format, in, err := prepare(ctx, files, o)
 	if err != nil {
 		return 0, acc, err
 	}
@@ -156,7 +159,7 @@ func seqSums(ctx context.Context, files []string, o Options) (int, Sums, error) 
 // order, for int8 input each worker keeps its own exact sums. The first error
 // stops the workers. It writes the same bytes as Run.
 func Goroutines(ctx context.Context, files []string, o Options) (*Result, error) {
-	format, in, err := prepare(files, o)
+	format, in, err := prepare(ctx, files, o)
 	if err != nil {
 		return nil, err
 	}

@@ -21,19 +21,22 @@ import (
 type chunk struct {
 	Index int64
 	mr.Split
+	Last bool // the file's last chunk (for progress reports)
 }
 
 // chunks is the job's input: every file cut into chunks. It is an
 // mr.Input with the splits' weights (their lengths) and hash.
 type chunks struct {
-	splits mr.Input[mr.Split]
+	splits       mr.Input[mr.Split]
+	last         []bool // last[i]: chunk i ends its file
+	files, bytes int64  // files with chunks, bytes in chunks
 }
 
 func (c *chunks) Len() int64 { return c.splits.Len() }
 
 func (c *chunks) At(ctx context.Context, i int64) (chunk, error) {
 	s, err := c.splits.At(ctx, i)
-	return chunk{i, s}, err
+	return chunk{i, s, c.last[i]}, err
 }
 
 func (c *chunks) Weight(i int64) float64 { return c.splits.(mr.Weighter).Weight(i) }
@@ -58,19 +61,31 @@ func inputChunks(files []string, format int, size int64) (*chunks, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linreg: %w", err)
 	}
-	if rec := recordSize(format); rec > 0 {
-		for i := range in.Len() {
-			s, err := in.At(context.Background(), i)
-			if err != nil {
-				return nil, fmt.Errorf("linreg: %w", err)
-			}
+	rec := recordSize(format)
+	c := &chunks{splits: in, last: make([]bool, in.Len())}
+	for i := range in.Len() {
+		s, err := in.At(context.Background(), i)
+		if err != nil {
+			return nil, fmt.Errorf("linreg: %w", err)
+		}
+		if rec > 0 {
 			if end := s.Off + s.Len; s.Len < size && end%rec != 0 { // a file's last split
 				return nil, fmt.Errorf("linreg: %s: size %d is not a multiple of the %d-byte record: %d trailing bytes at offset %d",
 					s.Path, end, rec, end%rec, end-end%rec)
 			}
 		}
+		if s.Off == 0 {
+			c.files++
+		}
+		if i > 0 && s.Off == 0 {
+			c.last[i-1] = true
+		}
+		c.bytes += s.Len
 	}
-	return &chunks{splits: in}, nil
+	if len(c.last) > 0 {
+		c.last[len(c.last)-1] = true
+	}
+	return c, nil
 }
 
 // useMmap makes binary chunks read through read-only memory maps of at
@@ -120,6 +135,15 @@ func (rd *reader) flush(s *Sums) {
 // earlier if the counts could overflow. On error the histogram is
 // discarded.
 func (rd *reader) add(ctx context.Context, c chunk, s *Sums) (err error) {
+	defer func() {
+		if err == nil {
+			var last int64
+			if c.Last {
+				last = 1
+			}
+			mr.ProgressFrom(ctx).Add(last, c.Len)
+		}
+	}()
 	if rd.format == fmtCSV {
 		return rd.csv(ctx, c.Split, s)
 	}

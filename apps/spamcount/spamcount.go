@@ -98,7 +98,18 @@ func (c *counter) message(ctx context.Context, msg Message, emit func(int32, cou
 	if err := c.count(ctx, raw, emit); err != nil {
 		return fmt.Errorf("spamcount: message %v: %w", msg, err)
 	}
+	mr.ProgressFrom(ctx).Add(1, msg.Len)
 	return nil
+}
+
+// progressTotal reports the input's size to the context's mr.Progress:
+// messages count as its files.
+func progressTotal(ctx context.Context, msgs []Message) {
+	var total int64
+	for _, m := range msgs {
+		total += m.Len
+	}
+	mr.ProgressFrom(ctx).SetTotal(int64(len(msgs)), total)
 }
 
 // count decodes and counts one raw message.
@@ -220,6 +231,7 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 	for _, ms := range parts {
 		msgs = append(msgs, ms...)
 	}
+	progressTotal(ctx, msgs)
 	workers := max(1, min(procs, len(msgs)))
 	tables := make([]*table, workers)
 	var next atomic.Int64
@@ -268,6 +280,7 @@ func prepare(ctx context.Context, paths []string, o Options) ([]string, []Messag
 	if err != nil {
 		return nil, nil, err
 	}
+	progressTotal(ctx, msgs)
 	return words, msgs, nil
 }
 
@@ -301,6 +314,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	progressTotal(ctx, msgs)
 	st, err := reduce.NewArrayStore[int32, counts](len(words)+1, reduce.Func("add2", add2, true))
 	if err != nil {
 		return nil, err

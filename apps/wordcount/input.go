@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/pgasmr/pgasmr/mr"
 )
 
 // headBytes is how much of a file's start is searched for a NUL byte.
@@ -188,6 +190,13 @@ type reader struct {
 // otherwise the error is returned, naming the file.
 func (r *reader) count(ctx context.Context, c chunk, add func([]byte)) (status, string, error) {
 	st, err := r.countFile(ctx, c, add)
+	if err == nil {
+		var last int64
+		if c.off+c.n == c.size {
+			last = 1 // the file's last chunk
+		}
+		mr.ProgressFrom(ctx).Add(last, c.n)
+	}
 	switch {
 	case err == nil:
 		return st, "", nil

@@ -157,7 +157,7 @@ func (t *tally) result(top int) *Result {
 	return r
 }
 
-func prepare(paths []string, o Options) ([]chunk, []Skip, error) {
+func prepare(ctx context.Context, paths []string, o Options) ([]chunk, []Skip, error) {
 	if err := o.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -165,6 +165,11 @@ func prepare(paths []string, o Options) ([]chunk, []Skip, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	var total int64
+	for _, f := range files {
+		total += f.size
+	}
+	mr.ProgressFrom(ctx).SetTotal(int64(len(files)), total)
 	return chunks(files, o.chunkBytes()), skipped, nil
 }
 
@@ -177,7 +182,7 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 	// Whole files, not chunks: the chunk cutting of the other modes is
 	// checked against it.
 	o.ChunkBytes = math.MaxInt64
-	cs, skipped, err := prepare(paths, o)
+	cs, skipped, err := prepare(ctx, paths, o)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +202,7 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 // chunks from a shared counter, each with its own table, merged at the
 // end: the fan-out baseline without pgasmr.
 func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error) {
-	cs, skipped, err := prepare(paths, o)
+	cs, skipped, err := prepare(ctx, paths, o)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +279,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	if o.Gather == reduce.GatherDefault {
 		o.Gather = reduce.GatherPartitioned
 	}
-	cs, skipped, err := prepare(paths, o)
+	cs, skipped, err := prepare(ctx, paths, o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,110 @@
+package mr
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// Observers: a launcher (mrrun) or a user's program attaches a JobStats
+// and a Progress to the context it gives a rank; ApplyMap, ApplyMapArray and
+// ApplyReduce add their figures to the JobStats, and input readers report
+// what they consumed to the Progress. Both are optional: without them the
+// calls cost one context lookup.
+
+type statsKey struct{}
+type progressKey struct{}
+
+// JobStats accumulates one rank's figures over every ApplyMap,
+// ApplyMapArray and ApplyReduce called with a context from WithStats. It
+// belongs to one rank: give each rank its own.
+type JobStats struct {
+	Map      time.Duration // time in map calls
+	Combine  time.Duration // reduce stage: combining before the exchange
+	Exchange time.Duration // reduce stage: moving pairs
+	Reduce   time.Duration // merging received pairs and the user's reduce
+	Pairs    reduce.Stats  // pairs emitted and moved, bytes of pairs (the Duration fields are not used)
+}
+
+// WithStats returns a context that makes the mr calls of the rank using it
+// add their figures to s.
+func WithStats(ctx context.Context, s *JobStats) context.Context {
+	return context.WithValue(ctx, statsKey{}, s)
+}
+
+func statsFrom(ctx context.Context) *JobStats {
+	s, _ := ctx.Value(statsKey{}).(*JobStats)
+	return s
+}
+
+func (s *JobStats) addMap(ms MapStats) {
+	if s == nil {
+		return
+	}
+	s.Map += ms.Time
+	s.Pairs.PairsEmitted += ms.Emitted
+}
+
+func (s *JobStats) addReduce(st reduce.Stats, user time.Duration) {
+	if s == nil {
+		return
+	}
+	s.Combine += st.Combine
+	s.Exchange += st.Exchange
+	s.Reduce += st.Merge + user
+	s.Pairs.PairsMoved += st.PairsMoved
+	s.Pairs.BytesSent += st.BytesSent
+	s.Pairs.BytesReceived += st.BytesReceived
+}
+
+// Progress counts the input a job has consumed, for progress displays. It is
+// safe for concurrent use by every rank of a process, and its methods do
+// nothing on a nil *Progress, so readers can call them unconditionally on
+// ProgressFrom's result.
+type Progress struct {
+	files, bytes           atomic.Int64
+	totalFiles, totalBytes atomic.Int64
+}
+
+// WithProgress returns a context whose readers report to p.
+func WithProgress(ctx context.Context, p *Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, p)
+}
+
+// ProgressFrom returns the Progress attached to ctx, or nil.
+func ProgressFrom(ctx context.Context) *Progress {
+	p, _ := ctx.Value(progressKey{}).(*Progress)
+	return p
+}
+
+// SetTotal records the size of the whole input: every rank may call it with
+// the same values.
+func (p *Progress) SetTotal(files, bytes int64) {
+	if p == nil {
+		return
+	}
+	p.totalFiles.Store(files)
+	p.totalBytes.Store(bytes)
+}
+
+// Add records input consumed: bytes read and files finished (a file counts
+// as finished when the piece of it that ends it has been read).
+func (p *Progress) Add(files, bytes int64) {
+	if p == nil {
+		return
+	}
+	if files != 0 {
+		p.files.Add(files)
+	}
+	p.bytes.Add(bytes)
+}
+
+// Snapshot returns the counts so far and the totals (zero until SetTotal).
+func (p *Progress) Snapshot() (files, bytes, totalFiles, totalBytes int64) {
+	if p == nil {
+		return 0, 0, 0, 0
+	}
+	return p.files.Load(), p.bytes.Load(), p.totalFiles.Load(), p.totalBytes.Load()
+}
