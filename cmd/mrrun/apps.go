@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pgasmr/pgasmr/apps/histogram"
+	"github.com/pgasmr/pgasmr/apps/linreg"
+	"github.com/pgasmr/pgasmr/apps/spamcount"
+	"github.com/pgasmr/pgasmr/apps/wordcount"
+	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// jobOpts are the app-independent and app-specific settings of one job,
+// already parsed and checked by the flag layer.
+type jobOpts struct {
+	Dist        distrib.Kind
+	Threshold   float64
+	ElementMap  bool // element-by-element map (false: the array map)
+	Gather      reduce.Gather
+	Root        int
+	Transfer    reduce.Transfer
+	Top         int    // wordcount
+	SkipUnread  bool   // wordcount
+	WordsFile   string // spamcount
+	InputFormat string // linreg
+}
+
+// result is what every app's Run, Seq and Goroutines return.
+type result interface {
+	Write(w io.Writer, format string) error
+}
+
+// appFlag is an app-specific flag: its name and the apps it applies to.
+type appFlag struct {
+	name, usage string
+}
+
+// app wires one application's library calls to mrrun.
+type app struct {
+	name    string
+	summary string
+	input   string // input formats, for list
+	// arrayMap says the app has the array-based map, its fast path and
+	// mrrun's default; otherwise it maps element by element only.
+	arrayMap      bool
+	defaultGather reduce.Gather
+	flags         []string // app-specific flags (names without --)
+	unit          string   // what a "file" is in progress reports
+	run           func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error)
+	seq           func(ctx context.Context, in []string, o jobOpts) (result, error)
+	goroutines    func(ctx context.Context, in []string, o jobOpts) (result, error)
+	// report writes a summary of res to w (stderr): skipped files and the
+	// like. It may be nil.
+	report func(w io.Writer, res result)
+	// png draws res to w (apps with --png).
+	png func(ctx context.Context, w io.Writer, in []string, o jobOpts, res result) error
+}
+
+// appFlags documents the app-specific flags.
+var appFlags = map[string]string{
+	"top":             "wordcount: keep the N most frequent words (0: all)",
+	"skip-unreadable": "wordcount: skip files that cannot be read (listed on stderr) instead of failing",
+	"words":           "spamcount: word list FILE (one lower-case word per line) instead of the built-in 256 words",
+	"input-format":    "linreg: int8 (Phoenix pairs of signed bytes, default), f64 (pairs of little-endian float64) or csv (x,y lines)",
+	"png":             "histogram, linreg: also draw the result as a PNG image to FILE",
+}
+
+// nilResult turns a typed nil pointer (a rank without the result) into a
+// nil interface.
+func nilResult[T any](p *T, err error) (result, error) {
+	if p == nil {
+		return nil, err
+	}
+	return any(p).(result), err
+}
+
+func histogramOpts(o jobOpts) histogram.Options {
+	return histogram.Options{Dist: o.Dist, Threshold: o.Threshold, ElementMap: o.ElementMap,
+		Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+}
+
+func linregOpts(o jobOpts) linreg.Options {
+	return linreg.Options{Format: o.InputFormat, Dist: o.Dist, Threshold: o.Threshold, ElementMap: o.ElementMap,
+		Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+}
+
+func wordcountOpts(o jobOpts) wordcount.Options {
+	return wordcount.Options{Top: o.Top, SkipUnreadable: o.SkipUnread, Dist: o.Dist, Threshold: o.Threshold,
+		ElementMap: o.ElementMap, Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+}
+
+func spamcountOpts(o jobOpts) spamcount.Options {
+	return spamcount.Options{WordsFile: o.WordsFile, Dist: o.Dist, Threshold: o.Threshold,
+		Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+}
+
+// apps lists the applications in the order list prints them.
+var apps = []*app{
+	{
+		name:          "histogram",
+		summary:       "counts the 256 values of each colour channel of 24-bit BMP images",
+		input:         "24-bit uncompressed BMP files (BITMAPINFOHEADER or later; bottom-up or top-down); files or directories",
+		arrayMap:      true,
+		defaultGather: reduce.GatherRoot,
+		flags:         []string{"png"},
+		unit:          "images",
+		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
+			return nilResult(histogram.Run(ctx, r, in, histogramOpts(o)))
+		},
+		seq: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(histogram.Seq(ctx, in, histogramOpts(o)))
+		},
+		goroutines: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(histogram.Goroutines(ctx, in, histogramOpts(o)))
+		},
+		png: func(_ context.Context, w io.Writer, _ []string, _ jobOpts, res result) error {
+			return res.(*histogram.Result).PNG(w)
+		},
+	},
+	{
+		name:          "linreg",
+		summary:       "fits a line to points by least squares: n, slope, intercept, r²",
+		input:         "point files: int8 pairs (default), f64 pairs (--input-format f64) or CSV x,y lines (--input-format csv)",
+		arrayMap:      true,
+		defaultGather: reduce.GatherRoot,
+		flags:         []string{"input-format", "png"},
+		unit:          "files",
+		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
+			return nilResult(linreg.Run(ctx, r, in, linregOpts(o)))
+		},
+		seq: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(linreg.Seq(ctx, in, linregOpts(o)))
+		},
+		goroutines: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(linreg.Goroutines(ctx, in, linregOpts(o)))
+		},
+		png: func(ctx context.Context, w io.Writer, in []string, o jobOpts, res result) error {
+			sample, err := linreg.Sample(ctx, in, o.InputFormat, 4096)
+			if err != nil {
+				return err
+			}
+			return res.(*linreg.Result).PNG(w, sample)
+		},
+	},
+	{
+		name:          "wordcount",
+		summary:       "counts the words of text files (Unicode letters and digits, lower-cased)",
+		input:         "UTF-8 text: files and directory trees (binary files, with a NUL in the first 8 KiB, are skipped)",
+		arrayMap:      true,
+		defaultGather: reduce.GatherPartitioned,
+		flags:         []string{"top", "skip-unreadable"},
+		unit:          "files",
+		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
+			return nilResult(wordcount.Run(ctx, r, in, wordcountOpts(o)))
+		},
+		seq: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(wordcount.Seq(ctx, in, wordcountOpts(o)))
+		},
+		goroutines: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(wordcount.Goroutines(ctx, in, wordcountOpts(o)))
+		},
+		report: func(w io.Writer, res result) {
+			r := res.(*wordcount.Result)
+			if n := len(r.SkippedBinary); n > 0 {
+				fmt.Fprintf(w, "wordcount: skipped %d binary %s: %s\n", n, plural(n, "file", "files"), strings.Join(r.SkippedBinary, ", "))
+			}
+			for _, s := range r.Unreadable {
+				fmt.Fprintf(w, "wordcount: skipped unreadable %s: %s\n", s.Path, s.Reason)
+			}
+		},
+	},
+	{
+		name:          "spamcount",
+		summary:       "counts 256 spam and malware words in e-mail messages (occurrences and messages)",
+		input:         "e-mail: one message per file, or mbox files; files or directories",
+		arrayMap:      false,
+		defaultGather: reduce.GatherPartitioned,
+		flags:         []string{"words"},
+		unit:          "messages",
+		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
+			return nilResult(spamcount.Run(ctx, r, in, spamcountOpts(o)))
+		},
+		seq: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(spamcount.Seq(ctx, in, spamcountOpts(o)))
+		},
+		goroutines: func(ctx context.Context, in []string, o jobOpts) (result, error) {
+			return nilResult(spamcount.Goroutines(ctx, in, spamcountOpts(o)))
+		},
+		report: func(w io.Writer, res result) {
+			r := res.(*spamcount.Result)
+			if r.Malformed > 0 {
+				fmt.Fprintf(w, "spamcount: %d of %d messages had a part counted undecoded (malformed MIME)\n", r.Malformed, r.Messages)
+			}
+		},
+	},
+}
+
+// findApp returns the app called name.
+func findApp(name string) (*app, error) {
+	var names []string
+	for _, a := range apps {
+		if a.name == name {
+			return a, nil
+		}
+		names = append(names, a.name)
+	}
+	return nil, usagef("unknown app %q (want %s; see mrrun list)", name, strings.Join(names, ", "))
+}
+
+func (a *app) hasFlag(name string) bool {
+	for _, f := range a.flags {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

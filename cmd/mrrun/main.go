@@ -1,0 +1,163 @@
+// Command mrrun runs pgasmr's applications, generates their inputs and
+// benchmarks them.
+//
+//	mrrun [flags] APP INPUT...       run APP on 1 or more ranks (mrrun -np 4 wordcount corpus/)
+//	mrrun gen APP [flags] OUTPUT     generate an input for APP
+//	mrrun list                       the apps, their inputs and flags
+//	mrrun bench [flags]              throughput and speed-up of apps × ranks × modes × baselines
+//	mrrun --version
+//
+// mrrun only wires flags to library calls: every job it runs is a call of
+// an app's Run (on every rank of pgas.Run), Seq or Goroutines.
+//
+// Errors are one line on stderr starting "mrrun: ". Exit status: 0 success;
+// 1 a failed job (a failed or killed rank included); 2 a usage error;
+// 130 interrupted (SIGINT or SIGTERM: every rank stops, and no output file
+// is left behind: results are written to a temporary file renamed at the
+// end).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// version is set at link time (-ldflags "-X main.version=...").
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// exitError carries an exit status other than 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usagef returns a usage error (exit status 2).
+func usagef(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// errInterrupted is the error of a job stopped by a signal.
+var errInterrupted = errors.New("interrupted")
+
+// Main runs mrrun with args (without the program name) and returns the exit
+// status. A cancelled ctx means interrupted.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	args = rewriteNP(args)
+	err := dispatch(ctx, args, stdout, stderr)
+	return report(ctx, stderr, err)
+}
+
+// report prints err as one line and returns the exit status.
+func report(ctx context.Context, stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	code := 1
+	var ee *exitError
+	switch {
+	case ctx.Err() != nil:
+		code, err = 130, errInterrupted
+	case errors.As(err, &ee):
+		code = ee.code
+	}
+	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	fmt.Fprintf(stderr, "mrrun: %s\n", msg)
+	return code
+}
+
+// rewriteNP turns mpirun's -np N and -np=N into --np N and --np=N, which
+// pflag would otherwise read as the shorthands -n -p. Arguments after a
+// bare "--" are left alone.
+func rewriteNP(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if a == "-np" || strings.HasPrefix(a, "-np=") {
+			out[i] = "-" + a
+		}
+	}
+	return out
+}
+
+// dispatch picks the subcommand.
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "gen":
+			return cmdGen(ctx, args[1:], stdout, stderr)
+		case "list":
+			return cmdList(args[1:], stdout)
+		case "bench":
+			return cmdBench(ctx, args[1:], stdout, stderr)
+		case "help":
+			fmt.Fprint(stdout, usageText())
+			return nil
+		case "version":
+			fmt.Fprintf(stdout, "mrrun %s\n", version)
+			return nil
+		}
+	}
+	return cmdRun(ctx, args, stdout, stderr)
+}
+
+// newFlagSet returns a flag set that reports errors as usage errors
+// through its caller instead of printing them.
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	return fs
+}
+
+// parseFlags parses args into fs, turning pflag's errors into usage errors
+// and printing help on -h/--help.
+func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer, help string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(stdout, help)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return err
+		}
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+func usageText() string {
+	return `Usage:
+  mrrun [flags] APP INPUT...     run APP on -np ranks (default: one per CPU)
+  mrrun gen APP [flags] OUTPUT   generate an input for APP
+  mrrun list                     the apps, their input formats and flags
+  mrrun bench [flags]            benchmark apps × ranks × modes × baselines
+  mrrun --version
+
+Run 'mrrun --help' for the run flags, 'mrrun gen --help' and 'mrrun bench --help' for theirs.
+Exit status: 0 success, 1 failed job, 2 usage error, 130 interrupted.
+`
+}

@@ -1,0 +1,397 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+// jobSpec is one job: an app, its inputs and how to run it.
+type jobSpec struct {
+	app          *app
+	inputs       []string
+	transport    string // "inproc"
+	ranks        int
+	ranksPerNode int
+	baseline     string // "", "seq" or "goroutines"
+	opts         jobOpts
+}
+
+// observers collects what a job reports while it runs; any field may be
+// nil.
+type observers struct {
+	progress *mr.Progress
+	stats    *jobStats // filled by runJob when non-nil
+}
+
+// jobStats is what --stats prints.
+type jobStats struct {
+	Transport    string
+	Ranks        int
+	RanksPerNode int
+	Wall         time.Duration
+	PerRank      []rankStats
+}
+
+type rankStats struct {
+	mr.JobStats
+	Runtime pgas.Stats
+}
+
+// transports lists the transports this build has.
+var transports = []string{"inproc"}
+
+// runJob runs spec and returns the result (of the root rank for a pgasmr
+// job).
+func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
+	if obs.progress != nil {
+		ctx = mr.WithProgress(ctx, obs.progress)
+	}
+	a := spec.app
+	switch spec.baseline {
+	case "seq":
+		return a.seq(ctx, spec.inputs, spec.opts)
+	case "goroutines":
+		return a.goroutines(ctx, spec.inputs, spec.opts)
+	case "":
+	default:
+		return nil, usagef("unknown baseline %q (want seq or goroutines)", spec.baseline)
+	}
+	if spec.transport != "inproc" {
+		return nil, usagef("transport %q is not available in this build (want %s)", spec.transport, strings.Join(transports, ", "))
+	}
+	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode}
+	if err := cfg.Validate(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	per := make([]rankStats, spec.ranks)
+	var (
+		mu  sync.Mutex
+		res result
+	)
+	t0 := time.Now()
+	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		if obs.stats != nil {
+			ctx = mr.WithStats(ctx, &per[r.ID()].JobStats)
+		}
+		out, err := a.run(ctx, r, spec.inputs, spec.opts)
+		per[r.ID()].Runtime = r.Stats()
+		if err != nil {
+			return err
+		}
+		if out != nil && r.ID() == spec.opts.Root {
+			mu.Lock()
+			res = out
+			mu.Unlock()
+		}
+		return nil
+	})
+	if obs.stats != nil {
+		*obs.stats = jobStats{Transport: spec.transport, Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode,
+			Wall: time.Since(t0), PerRank: per}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, fmt.Errorf("%s: rank %d returned no result", a.name, spec.opts.Root)
+	}
+	return res, nil
+}
+
+// runFlags are the flags of the run command.
+type runFlags struct {
+	np, ranksPerNode, root, top   int
+	transport, dist, mapMode      string
+	gather, baseline, words       string
+	inputFormat, png, output      string
+	outputFormat, statsFormat     string
+	cpuprofile, memprofile        string
+	threshold                     float64
+	noCollectives, stats, quiet   bool
+	progress, version, skipUnread bool
+}
+
+func (f *runFlags) define(fs *pflag.FlagSet) {
+	fs.IntVar(&f.np, "np", runtime.NumCPU(), "number of ranks (mpirun's -np N works too)")
+	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
+	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
+	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
+	fs.Float64Var(&f.threshold, "threshold", 0, "best-fit's threshold on the load difference, in bytes")
+	fs.StringVar(&f.mapMode, "map", "", "element or array (default: the app's fast path, array except for spamcount)")
+	fs.StringVar(&f.gather, "gather", "", "all, root, none or partitioned (default: partitioned for wordcount and spamcount, root for histogram and linreg)")
+	fs.IntVar(&f.root, "root", 0, "the rank that gets the result")
+	fs.BoolVar(&f.noCollectives, "no-collectives", false, "move pairs element by element instead of with collectives")
+	fs.StringVar(&f.baseline, "baseline", "", "run a built-in baseline instead of pgasmr: seq or goroutines (same output)")
+	fs.IntVar(&f.top, "top", 0, appFlags["top"])
+	fs.BoolVar(&f.skipUnread, "skip-unreadable", false, appFlags["skip-unreadable"])
+	fs.StringVar(&f.words, "words", "", appFlags["words"])
+	fs.StringVar(&f.inputFormat, "input-format", "", appFlags["input-format"])
+	fs.StringVar(&f.png, "png", "", appFlags["png"])
+	fs.StringVarP(&f.output, "output", "o", "", "write the result to FILE (default: stdout)")
+	fs.StringVar(&f.outputFormat, "output-format", "text", "text, tsv, csv or json")
+	fs.BoolVar(&f.stats, "stats", false, "print per-phase times, pairs and bytes per rank to stderr")
+	fs.StringVar(&f.statsFormat, "stats-format", "table", "table or json")
+	fs.BoolVar(&f.progress, "progress", false, "show a progress bar on stderr (default: on when stderr is a terminal)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summaries on stderr")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile to FILE")
+	fs.StringVar(&f.memprofile, "memprofile", "", "write a heap profile to FILE at the end")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+}
+
+const runHelp = `Usage: mrrun [flags] APP INPUT...
+
+Runs APP (histogram, linreg, wordcount, spamcount; see mrrun list) on INPUT
+(files or directories) with -np ranks and writes the result to stdout or -o.
+
+Flags:
+`
+
+// spec checks the flags against the app and builds the job.
+func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, error) {
+	s := jobSpec{app: a, inputs: inputs, transport: f.transport, ranks: f.np, ranksPerNode: f.ranksPerNode, baseline: f.baseline}
+	for name := range appFlags {
+		if fs.Changed(name) && !a.hasFlag(name) {
+			return s, usagef("--%s does not apply to %s (%s)", name, a.name, appFlags[name])
+		}
+	}
+	if f.np < 1 {
+		return s, usagef("-np %d: need at least 1 rank", f.np)
+	}
+	if f.ranksPerNode < 0 {
+		return s, usagef("--ranks-per-node %d: must not be negative", f.ranksPerNode)
+	}
+	if !slices.Contains(transports, f.transport) {
+		if f.transport == "shm" || f.transport == "mpi" {
+			return s, usagef("--transport %s is not available in this build (have: %s)", f.transport, strings.Join(transports, ", "))
+		}
+		return s, usagef("--transport %q: unknown (want %s)", f.transport, strings.Join(transports, ", "))
+	}
+	if f.root < 0 || f.root >= f.np {
+		return s, usagef("--root %d is not a rank (ranks are 0 to %d)", f.root, f.np-1)
+	}
+	switch f.baseline {
+	case "", "seq", "goroutines":
+	default:
+		return s, usagef("--baseline %q: want seq or goroutines", f.baseline)
+	}
+	if f.baseline != "" {
+		for _, name := range []string{"dist", "threshold", "map", "gather", "root", "no-collectives", "transport", "ranks-per-node"} {
+			if fs.Changed(name) {
+				return s, usagef("--%s has no effect with --baseline %s", name, f.baseline)
+			}
+		}
+	}
+	o := &s.opts
+	var err error
+	if o.Dist, err = distrib.ParseKind(f.dist); err != nil || o.Dist == distrib.Custom {
+		return s, usagef("--dist %q: want block, cyclic, balanced or bestfit", f.dist)
+	}
+	if f.threshold < 0 {
+		return s, usagef("--threshold %v: must not be negative", f.threshold)
+	}
+	if fs.Changed("threshold") && o.Dist != distrib.BestFit {
+		return s, usagef("--threshold applies to --dist bestfit only")
+	}
+	o.Threshold = f.threshold
+	switch f.mapMode {
+	case "":
+		// The app's fast path, unless a distribution asks for the element map.
+		o.ElementMap = !a.arrayMap || fs.Changed("dist")
+	case "element":
+		o.ElementMap = true
+	case "array":
+		if !a.arrayMap {
+			return s, usagef("--map array: %s has only the element-by-element map", a.name)
+		}
+		if fs.Changed("dist") {
+			return s, usagef("--dist %s needs the element map: the array map gives each rank a contiguous share (drop --map array or --dist)", f.dist)
+		}
+	default:
+		return s, usagef("--map %q: want element or array", f.mapMode)
+	}
+	switch f.gather {
+	case "":
+		o.Gather = a.defaultGather
+	case "all":
+		o.Gather = reduce.GatherAll
+	case "root":
+		o.Gather = reduce.GatherRoot
+	case "none":
+		o.Gather = reduce.GatherNone
+	case "partitioned":
+		o.Gather = reduce.GatherPartitioned
+	default:
+		return s, usagef("--gather %q: want all, root, none or partitioned", f.gather)
+	}
+	o.Root = f.root
+	if f.noCollectives {
+		o.Transfer = reduce.ElementByElement
+	}
+	if f.top < 0 {
+		return s, usagef("--top %d: must not be negative", f.top)
+	}
+	o.Top, o.SkipUnread, o.WordsFile = f.top, f.skipUnread, f.words
+	switch f.inputFormat {
+	case "", "int8", "f64", "csv":
+		o.InputFormat = f.inputFormat
+	default:
+		return s, usagef("--input-format %q: want int8, f64 or csv", f.inputFormat)
+	}
+	if !slices.Contains([]string{"text", "tsv", "csv", "json"}, f.outputFormat) {
+		return s, usagef("--output-format %q: want text, tsv, csv or json", f.outputFormat)
+	}
+	if f.statsFormat != "table" && f.statsFormat != "json" {
+		return s, usagef("--stats-format %q: want table or json", f.statsFormat)
+	}
+	return s, nil
+}
+
+// cmdRun is mrrun [flags] APP INPUT...
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mrrun")
+	var f runFlags
+	f.define(fs)
+	if err := parseFlags(fs, args, stdout, runHelp); err != nil {
+		return err
+	}
+	if f.version {
+		fmt.Fprintf(stdout, "mrrun %s\n", version)
+		return nil
+	}
+	if fs.NArg() == 0 {
+		return usagef("no app given (usage: mrrun [flags] APP INPUT...; apps: histogram, linreg, wordcount, spamcount)")
+	}
+	a, err := findApp(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	inputs := fs.Args()[1:]
+	if len(inputs) == 0 {
+		return usagef("%s: no input given (usage: mrrun [flags] %s INPUT...)", a.name, a.name)
+	}
+	for _, in := range inputs {
+		if _, err := os.Stat(in); err != nil {
+			return fmt.Errorf("%s: input %w", a.name, err)
+		}
+	}
+	spec, err := f.spec(fs, a, inputs)
+	if err != nil {
+		return err
+	}
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	obs := observers{progress: new(mr.Progress)}
+	if f.stats {
+		obs.stats = new(jobStats)
+	}
+	showBar := !f.quiet && (f.progress || (!fs.Changed("progress") && isTerminal(stderr)))
+	var stop func()
+	if showBar {
+		stop = startProgress(stderr, obs.progress, a.unit)
+	}
+	res, err := runJob(ctx, spec, obs)
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		return err
+	}
+	if f.memprofile != "" {
+		if err := writeFileAtomic(f.memprofile, func(w io.Writer) error {
+			runtime.GC()
+			return pprof.WriteHeapProfile(w)
+		}); err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+	}
+	if !f.quiet && a.report != nil {
+		a.report(stderr, res)
+	}
+	if f.stats && obs.stats != nil && spec.baseline == "" {
+		if err := writeStats(stderr, *obs.stats, f.statsFormat); err != nil {
+			return err
+		}
+	}
+	if f.png != "" {
+		if err := writeFileAtomic(f.png, func(w io.Writer) error { return a.png(ctx, w, inputs, spec.opts, res) }); err != nil {
+			return fmt.Errorf("--png %s: %w", f.png, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.output == "" {
+		return res.Write(stdout, f.outputFormat)
+	}
+	if err := writeFileAtomic(f.output, func(w io.Writer) error { return res.Write(w, f.outputFormat) }); err != nil {
+		return fmt.Errorf("-o %s: %w", f.output, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// directory, renamed over path only when write succeeded, so an
+// interrupted or failed write never leaves a file that looks complete.
+func writeFileAtomic(path string, write func(w io.Writer) error) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// statsJSON is the --stats-format json shape.
+type statsJSON struct {
+	Transport    string          `json:"transport"`
+	Ranks        int             `json:"ranks"`
+	RanksPerNode int             `json:"ranks_per_node"`
+	Phases       phasesJSON      `json:"phases_s"`
+	WallS        float64         `json:"wall_s"`
+	PerRank      []rankStatsJSON `json:"per_rank"`
+}
+
+// phasesJSON are the phase times of the slowest rank in each phase, in
+// seconds.
+type phasesJSON struct {
+	Map      float64 `json:"map"`
+	Combine  float64 `json:"combine"`
+	Exchange float64 `json:"exchange"`
+	Reduce   float64 `json:"reduce"`
+}
+
+type rankStatsJSON struct {
+	Rank          int        `json:"rank"`
+	PairsEmitted  int64      `json:"pairs_emitted"`
+	PairsMoved    int64      `json:"pairs_moved"`
+	BytesSent     int64      `json:"bytes_sent"`
+	BytesReceived int64      `json:"bytes_received"`
+	Messages      int64      `json:"messages"`
+	PhasesS       phasesJSON `json:"phases_s"`
+}
+
+func phases(r rankStats) phasesJSON {
+	return phasesJSON{Map: r.Map.Seconds(), Combine: r.Combine.Seconds(), Exchange: r.Exchange.Seconds(), Reduce: r.Reduce.Seconds()}
+}
+
+// toJSON builds the JSON form of s. Bytes are the runtime's counted
+// remote traffic of the rank (every put, get and atomic to another rank),
+// pairs the reduce stage's.
+func (s jobStats) toJSON() statsJSON {
+	out := statsJSON{Transport: s.Transport, Ranks: s.Ranks, RanksPerNode: s.RanksPerNode, WallS: s.Wall.Seconds(),
+		PerRank: make([]rankStatsJSON, len(s.PerRank))}
+	if out.RanksPerNode == 0 {
+		out.RanksPerNode = s.Ranks
+	}
+	for i, r := range s.PerRank {
+		p := phases(r)
+		out.Phases.Map = max(out.Phases.Map, p.Map)
+		out.Phases.Combine = max(out.Phases.Combine, p.Combine)
+		out.Phases.Exchange = max(out.Phases.Exchange, p.Exchange)
+		out.Phases.Reduce = max(out.Phases.Reduce, p.Reduce)
+		out.PerRank[i] = rankStatsJSON{Rank: i, PairsEmitted: r.Pairs.PairsEmitted, PairsMoved: r.Pairs.PairsMoved,
+			BytesSent: r.Runtime.BytesSent(), BytesReceived: r.Runtime.BytesReceived(), Messages: r.Runtime.Messages(), PhasesS: p}
+	}
+	return out
+}
+
+// writeStats prints s as a table or as JSON.
+func writeStats(w io.Writer, s jobStats, format string) error {
+	j := s.toJSON()
+	if format == "json" {
+		b, err := json.MarshalIndent(j, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	sec := func(v float64) string {
+		return time.Duration(v * float64(time.Second)).Round(time.Microsecond).String()
+	}
+	fmt.Fprintf(w, "stats: transport %s, %d ranks, %d per node, wall %s\n", j.Transport, j.Ranks, j.RanksPerNode, sec(j.WallS))
+	fmt.Fprintf(w, "phases (slowest rank): map %s, combine %s, exchange %s, reduce %s\n",
+		sec(j.Phases.Map), sec(j.Phases.Combine), sec(j.Phases.Exchange), sec(j.Phases.Reduce))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tpairs emitted\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\texchange\t")
+	for _, r := range j.PerRank {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.Rank, r.PairsEmitted, r.PairsMoved, r.BytesSent, r.BytesReceived,
+			r.Messages, sec(r.PhasesS.Map), sec(r.PhasesS.Exchange))
+	}
+	return tw.Flush()
+}
