@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/pgasmr/pgasmr/apps/histogram"
@@ -48,6 +51,7 @@ type app struct {
 	// arrayMap says the app has the array-based map, its fast path and
 	// mrrun's default; otherwise it maps element by element only.
 	arrayMap      bool
+	walk          bool // mrrun lists the files of directory inputs (the app takes files only)
 	defaultGather reduce.Gather
 	flags         []string // app-specific flags (names without --)
 	unit          string   // what a "file" is in progress reports
@@ -106,6 +110,7 @@ var apps = []*app{
 		summary:       "counts the 256 values of each colour channel of 24-bit BMP images",
 		input:         "24-bit uncompressed BMP files (BITMAPINFOHEADER or later; bottom-up or top-down); files or directories",
 		arrayMap:      true,
+		walk:          true,
 		defaultGather: reduce.GatherRoot,
 		flags:         []string{"png"},
 		unit:          "images",
@@ -127,6 +132,7 @@ var apps = []*app{
 		summary:       "fits a line to points by least squares: n, slope, intercept, r²",
 		input:         "point files: int8 pairs (default), f64 pairs (--input-format f64) or CSV x,y lines (--input-format csv)",
 		arrayMap:      true,
+		walk:          true,
 		defaultGather: reduce.GatherRoot,
 		flags:         []string{"input-format", "png"},
 		unit:          "files",
@@ -226,4 +232,45 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// inputFiles returns the inputs of a job of a: for apps that take files
+// only, directories are replaced by the regular files under them (symbolic
+// links to files followed), in lexical order; a missing input is an error
+// naming it.
+func (a *app) inputFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: input %w", a.name, err)
+		}
+		if !fi.IsDir() || !a.walk {
+			out = append(out, p)
+			continue
+		}
+		n := len(out)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+					return err
+				}
+			}
+			out = append(out, path)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: listing input %w", a.name, err)
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("%s: input directory %s holds no files", a.name, p)
+		}
+	}
+	return out, nil
 }

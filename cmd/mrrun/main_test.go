@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,6 +34,9 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	// A -race binary sleeps a second at exit (TSan's atexit_sleep_ms)
+	// unless told not to; the tests run it a hundred times.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -285,10 +285,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(inputs) == 0 {
 		return usagef("%s: no input given (usage: mrrun [flags] %s INPUT...)", a.name, a.name)
 	}
-	for _, in := range inputs {
-		if _, err := os.Stat(in); err != nil {
-			return fmt.Errorf("%s: input %w", a.name, err)
-		}
+	if inputs, err = a.inputFiles(inputs); err != nil {
+		return err
 	}
 	spec, err := f.spec(fs, a, inputs)
 	if err != nil {

@@ -56,10 +56,26 @@ func (s jobStats) toJSON() statsJSON {
 		out.Phases.Combine = max(out.Phases.Combine, p.Combine)
 		out.Phases.Exchange = max(out.Phases.Exchange, p.Exchange)
 		out.Phases.Reduce = max(out.Phases.Reduce, p.Reduce)
+		sent, recv := traffic(s.PerRank, i)
 		out.PerRank[i] = rankStatsJSON{Rank: i, PairsEmitted: r.Pairs.PairsEmitted, PairsMoved: r.Pairs.PairsMoved,
-			BytesSent: r.Runtime.BytesSent(), BytesReceived: r.Runtime.BytesReceived(), Messages: r.Runtime.Messages(), PhasesS: p}
+			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p}
 	}
 	return out
+}
+
+// traffic returns the bytes that left rank i's memory for other ranks (its
+// puts and the others' gets from it) and the bytes that reached it (the
+// others' puts to it and its gets), from the runtime's per-peer counters.
+func traffic(per []rankStats, i int) (sent, recv int64) {
+	sent, recv = per[i].Runtime.BytesSent(), per[i].Runtime.BytesReceived()
+	for j, o := range per {
+		if j == i || i >= len(o.Runtime.Peers) {
+			continue
+		}
+		sent += o.Runtime.Peers[i].BytesReceived
+		recv += o.Runtime.Peers[i].BytesSent
+	}
+	return sent, recv
 }
 
 // writeStats prints s as a table or as JSON.

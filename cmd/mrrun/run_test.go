@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/apps/histogram"
+	"github.com/pgasmr/pgasmr/apps/linreg"
+	"github.com/pgasmr/pgasmr/apps/spamcount"
+	"github.com/pgasmr/pgasmr/apps/wordcount"
+)
+
+// inputs are small generated inputs of each app, made once.
+var (
+	inputsOnce sync.Once
+	inputsDir  string
+	inputsErr  error
+	appInputs  = map[string]string{}
+)
+
+// testInput returns the path of a small input of app.
+func testInput(t *testing.T, app string) string {
+	t.Helper()
+	inputsOnce.Do(func() {
+		inputsDir, inputsErr = os.MkdirTemp("", "mrrun-inputs")
+		if inputsErr != nil {
+			return
+		}
+		gen := map[string]func(path string) error{
+			"histogram": func(p string) error {
+				return writeWith(p, func(f *os.File) error { return histogram.GenerateBytes(f, 300_000, 1) })
+			},
+			"linreg": func(p string) error {
+				return writeWith(p, func(f *os.File) error { return linreg.Generate(f, 100_000, "int8", 1) })
+			},
+			"wordcount": func(p string) error { return wordcount.Generate(p, 400_000, 30, 1) },
+			"spamcount": func(p string) error { return spamcount.Generate(p, 60, 1) },
+		}
+		for name, g := range gen {
+			p := filepath.Join(inputsDir, name)
+			if inputsErr = g(p); inputsErr != nil {
+				return
+			}
+			appInputs[name] = p
+		}
+	})
+	if inputsErr != nil {
+		t.Fatal(inputsErr)
+	}
+	t.Cleanup(func() {}) // inputsDir is removed by the OS's temp cleaning; it is small
+	return appInputs[app]
+}
+
+func writeWith(path string, fn func(f *os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// libSeq is the oracle: the app library's own Seq, written as tsv,
+// without mrrun.
+func libSeq(t *testing.T, app, in string) string {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		res result
+		err error
+	)
+	switch app {
+	case "histogram":
+		res, err = nilResult(histogram.Seq(ctx, []string{in}, histogram.Options{}))
+	case "linreg":
+		res, err = nilResult(linreg.Seq(ctx, []string{in}, linreg.Options{}))
+	case "wordcount":
+		res, err = nilResult(wordcount.Seq(ctx, []string{in}, wordcount.Options{}))
+	case "spamcount":
+		res, err = nilResult(spamcount.Seq(ctx, []string{in}, spamcount.Options{}))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := res.Write(&b, "tsv"); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestSameOutput runs every app through the binary in many configurations
+// and baselines and checks each gives the bytes of the library's Seq.
+func TestSameOutput(t *testing.T) {
+	configs := [][]string{
+		{"--baseline", "seq"},
+		{"--baseline", "goroutines"},
+		{"-np", "1"},
+		{"-np", "3"},
+		{"-np=2", "--map", "element"},
+		{"-np", "3", "--dist", "cyclic"},
+		{"-np", "2", "--dist", "balanced"},
+		{"-np", "3", "--dist", "bestfit", "--threshold", "1000"},
+		{"-np", "2", "--gather", "all"},
+		{"-np", "3", "--gather", "root", "--root", "2"},
+		{"-np", "3", "--gather", "none"},
+		{"-np", "2", "--gather", "partitioned", "--no-collectives"},
+		{"-np", "4", "--ranks-per-node", "2"},
+	}
+	for _, app := range []string{"histogram", "linreg", "wordcount", "spamcount"} {
+		t.Run(app, func(t *testing.T) {
+			in := testInput(t, app)
+			want := libSeq(t, app, in)
+			if len(want) < 10 {
+				t.Fatalf("oracle output too short: %q", want)
+			}
+			for _, c := range configs {
+				args := append(append([]string{}, c...), "-q", "--output-format", "tsv", app, in)
+				r := mrrun(t, args...).want(t, 0)
+				if r.stdout != want {
+					t.Errorf("mrrun %s: output differs from %s.Seq:\n got %.200q\nwant %.200q", strings.Join(c, " "), app, r.stdout, want)
+				}
+				if r.stderr != "" {
+					t.Errorf("mrrun %s -q: stderr %q, want nothing", strings.Join(c, " "), r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestNPSpellings checks mpirun's -np N and -np=N and pflag's --np.
+func TestNPSpellings(t *testing.T) {
+	in := testInput(t, "wordcount")
+	for _, np := range [][]string{{"-np", "3"}, {"-np=3"}, {"--np", "3"}, {"--np=3"}} {
+		args := append(append([]string{}, np...), "-q", "--stats", "--stats-format", "json", "--top", "1", "wordcount", in)
+		r := mrrun(t, args...).want(t, 0)
+		var s statsJSON
+		if err := json.Unmarshal([]byte(r.stderr), &s); err != nil {
+			t.Fatalf("%v: stats not JSON: %v\n%s", np, err, r.stderr)
+		}
+		if s.Ranks != 3 || len(s.PerRank) != 3 {
+			t.Errorf("%v: ranks %d (%d per-rank entries), want 3", np, s.Ranks, len(s.PerRank))
+		}
+	}
+}
+
+// TestStatsJSON checks the --stats JSON shape and that its counts add up.
+func TestStatsJSON(t *testing.T) {
+	r := mrrun(t, "-np", "2", "-q", "--stats", "--stats-format", "json", "wordcount", testInput(t, "wordcount")).want(t, 0)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.stderr), &m); err != nil {
+		t.Fatalf("stats not JSON: %v\n%s", err, r.stderr)
+	}
+	for _, k := range []string{"transport", "ranks", "ranks_per_node", "phases_s", "per_rank"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("stats JSON lacks %q", k)
+		}
+	}
+	for _, k := range []string{"map", "combine", "exchange", "reduce"} {
+		if _, ok := m["phases_s"].(map[string]any)[k]; !ok {
+			t.Errorf("phases_s lacks %q", k)
+		}
+	}
+	var s statsJSON
+	if err := json.Unmarshal([]byte(r.stderr), &s); err != nil {
+		t.Fatal(err)
+	}
+	var sent, recv, emitted int64
+	for i, p := range s.PerRank {
+		if p.Rank != i {
+			t.Errorf("per_rank[%d].rank = %d", i, p.Rank)
+		}
+		sent += p.BytesSent
+		recv += p.BytesReceived
+		emitted += p.PairsEmitted
+	}
+	if s.Transport != "inproc" || sent == 0 || sent != recv || emitted == 0 {
+		t.Errorf("transport %q, bytes sent %d received %d, pairs emitted %d: want inproc, sent == received > 0, pairs > 0", s.Transport, sent, recv, emitted)
+	}
+	// The table form names the phases.
+	r = mrrun(t, "-np", "2", "-q", "--stats", "histogram", testInput(t, "histogram")).want(t, 0)
+	for _, w := range []string{"phases", "map", "exchange", "bytes sent", "rank"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stats table lacks %q:\n%s", w, r.stderr)
+		}
+	}
+}
+
+// TestUsageErrors checks that bad command lines exit 2 with one line
+// naming the problem.
+func TestUsageErrors(t *testing.T) {
+	wc, hist := testInput(t, "wordcount"), testInput(t, "histogram")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus", "wordcount", wc}, "unknown flag: --bogus"},
+		{[]string{"-x", "wordcount", wc}, "unknown shorthand flag: 'x'"},
+		{[]string{}, "no app given"},
+		{[]string{"nosuchapp", wc}, `unknown app "nosuchapp"`},
+		{[]string{"wordcount"}, "no input given"},
+		{[]string{"-np", "0", "wordcount", wc}, "-np 0"},
+		{[]string{"-np", "x", "wordcount", wc}, "invalid argument \"x\""},
+		{[]string{"--dist", "zigzag", "wordcount", wc}, `--dist "zigzag"`},
+		{[]string{"--dist", "cyclic", "--map", "array", "wordcount", wc}, "--dist cyclic needs the element map"},
+		{[]string{"--map", "array", "spamcount", wc}, "spamcount has only the element-by-element map"},
+		{[]string{"--map", "tree", "wordcount", wc}, `--map "tree"`},
+		{[]string{"--gather", "most", "wordcount", wc}, `--gather "most"`},
+		{[]string{"-np", "2", "--root", "2", "wordcount", wc}, "--root 2 is not a rank"},
+		{[]string{"--top", "3", "histogram", hist}, "--top does not apply to histogram"},
+		{[]string{"--words", "w.txt", "wordcount", wc}, "--words does not apply to wordcount"},
+		{[]string{"--png", "x.png", "spamcount", wc}, "--png does not apply to spamcount"},
+		{[]string{"--input-format", "xml", "linreg", wc}, `--input-format "xml"`},
+		{[]string{"--output-format", "xml", "wordcount", wc}, `--output-format "xml"`},
+		{[]string{"--stats-format", "xml", "wordcount", wc}, `--stats-format "xml"`},
+		{[]string{"--transport", "carrier-pigeon", "wordcount", wc}, `--transport "carrier-pigeon"`},
+		{[]string{"--baseline", "magic", "wordcount", wc}, `--baseline "magic"`},
+		{[]string{"--baseline", "seq", "--dist", "cyclic", "wordcount", wc}, "--dist has no effect with --baseline seq"},
+		{[]string{"--threshold", "5", "wordcount", wc}, "--threshold applies to --dist bestfit only"},
+		{[]string{"list", "extra"}, "list takes no arguments"},
+	} {
+		r := mrrun(t, c.args...)
+		if r.code != 2 {
+			t.Errorf("mrrun %q: exit %d, want 2 (stderr %q)", c.args, r.code, r.stderr)
+			continue
+		}
+		checkOneLine(t, c.args, r.stderr, c.want)
+		if r.stdout != "" {
+			t.Errorf("mrrun %q: stdout %q, want nothing", c.args, r.stdout)
+		}
+	}
+}
+
+// checkOneLine checks stderr is one "mrrun: " line containing want.
+func checkOneLine(t *testing.T, args []string, stderr, want string) {
+	t.Helper()
+	if !strings.HasPrefix(stderr, "mrrun: ") || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("mrrun %q: stderr %q, want one line \"mrrun: ...%s...\"", args, stderr, want)
+	}
+}
+
+// TestInputErrors checks failed jobs: exit 1, one line naming the file.
+func TestInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.bmp")
+	if err := os.WriteFile(bad, []byte("BMnot really a bitmap"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	odd := filepath.Join(dir, "odd.bin")
+	if err := os.WriteFile(odd, []byte{1, 2, 3}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-np", "2", "wordcount", missing}, missing},
+		{[]string{"-np", "2", "histogram", bad}, bad},
+		{[]string{"-np", "2", "linreg", odd}, odd},
+		{[]string{"-np", "2", "spamcount", "--words", missing, testInput(t, "spamcount")}, missing},
+		{[]string{"-np", "2", "-o", filepath.Join(missing, "out.txt"), "wordcount", testInput(t, "wordcount")}, "-o " + filepath.Join(missing, "out.txt")},
+	} {
+		r := mrrun(t, c.args...)
+		if r.code != 1 {
+			t.Errorf("mrrun %q: exit %d, want 1 (stderr %q)", c.args, r.code, r.stderr)
+			continue
+		}
+		checkOneLine(t, c.args, r.stderr, c.want)
+		if r.stdout != "" {
+			t.Errorf("mrrun %q: stdout %q, want nothing", c.args, r.stdout)
+		}
+	}
+}
+
+// TestUnreadable checks a file the job cannot read: an error naming it,
+// or with --skip-unreadable a count of the rest and the file on stderr.
+// Root reads any file, so as root the binary runs as user nobody.
+func TestUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello world hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(secret, []byte("secret words\n"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) execResult {
+		cmd := exec.Command(binPath, args...)
+		if os.Geteuid() == 0 {
+			if err := os.Chmod(filepath.Dir(binPath), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		r := execResult{stdout: out.String(), stderr: errb.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Skipf("cannot run mrrun as another user: %v", err)
+		}
+		return r
+	}
+	r := run("-np", "2", "--output-format", "tsv", "wordcount", dir)
+	if r.code != 1 {
+		t.Fatalf("unreadable file: exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	checkOneLine(t, nil, r.stderr, secret)
+	r = run("-np", "2", "--output-format", "tsv", "--skip-unreadable", "wordcount", dir)
+	if r.code != 0 || r.stdout != "hello\t2\nworld\t1\n" || !strings.Contains(r.stderr, "skipped unreadable "+secret) {
+		t.Fatalf("--skip-unreadable: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestOutputFile checks -o and --output-format: the file gets the result
+// and no temporary file is left.
+func TestOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	r := mrrun(t, "-np", "2", "-q", "-o", out, "--output-format", "json", "--top", "5", "wordcount", testInput(t, "wordcount")).want(t, 0)
+	if r.stdout != "" {
+		t.Errorf("stdout %q with -o", r.stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		App   string
+		Words []struct {
+			Word  string
+			Count int64
+		}
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.App != "wordcount" || len(v.Words) != 5 {
+		t.Fatalf("output %s: %v, %+v", b, err, v)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("dir holds %d entries, want only out.json", len(entries))
+	}
+	for _, f := range []string{"text", "csv"} {
+		r := mrrun(t, "-np", "2", "-q", "--output-format", f, "linreg", testInput(t, "linreg")).want(t, 0)
+		if !strings.HasPrefix(strings.TrimSpace(r.stdout), "n") || !strings.Contains(r.stdout, "slope") {
+			t.Errorf("--output-format %s: %q", f, r.stdout)
+		}
+	}
+}
+
+// TestPNG checks --png for histogram and linreg.
+func TestPNG(t *testing.T) {
+	for _, app := range []string{"histogram", "linreg"} {
+		p := filepath.Join(t.TempDir(), app+".png")
+		mrrun(t, "-np", "2", "-q", "--png", p, app, testInput(t, app)).want(t, 0)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s --png: %v", app, err)
+		}
+		if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+			t.Errorf("%s --png: %v image", app, b)
+		}
+	}
+}
+
+// TestSummaries checks the stderr summaries and that -q drops them.
+func TestSummaries(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one two two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.bin"), []byte("x\x00y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mrrun(t, "-np", "2", "--output-format", "tsv", "wordcount", dir).want(t, 0)
+	if r.stdout != "two\t2\none\t1\n" || !strings.Contains(r.stderr, "skipped 1 binary file: "+filepath.Join(dir, "b.bin")) {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	r = mrrun(t, "-np", "2", "-q", "wordcount", dir).want(t, 0)
+	if r.stderr != "" {
+		t.Errorf("-q: stderr %q", r.stderr)
+	}
+}
+
+// TestInfo checks --version, list and help.
+func TestInfo(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		if r := mrrun(t, args...).want(t, 0); !strings.HasPrefix(r.stdout, "mrrun ") {
+			t.Errorf("%v: %q", args, r.stdout)
+		}
+	}
+	r := mrrun(t, "list").want(t, 0)
+	for _, w := range []string{"histogram:", "linreg:", "wordcount:", "spamcount:", "--top", "--words", "--input-format", "--png", "BMP", "mbox"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("list lacks %q", w)
+		}
+	}
+	r = mrrun(t, "--help").want(t, 0)
+	for _, w := range []string{"Usage: mrrun", "--np", "--dist", "--gather", "--output-format", "--stats", "--progress"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("--help lacks %q", w)
+		}
+	}
+}
+
+// TestSIGINT interrupts a job in its map phase: every rank stops, mrrun
+// exits 130 within a bounded time and leaves no output file.
+func TestSIGINT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 40 MB corpus")
+	}
+	in := t.TempDir()
+	if err := wordcount.Generate(in, 40<<20, 8, 2); err != nil {
+		t.Fatal(err)
+	}
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "out.tsv")
+	cmd := exec.Command(binPath, "-np", "4", "--progress", "-o", out, "wordcount", in)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond) // well into the map (the -race binary reads about 20 MB/s)
+	sent := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("mrrun still running 10 s after SIGINT")
+	}
+	took := time.Since(sent)
+	t.Logf("mrrun exited %v after SIGINT", took.Round(time.Millisecond))
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130; stderr %q", err, errb.String())
+	}
+	if !strings.HasSuffix(errb.String(), "mrrun: interrupted\n") {
+		t.Errorf("stderr %q, want it to end with \"mrrun: interrupted\"", errb.String())
+	}
+	if took > 3*time.Second {
+		t.Errorf("took %v to stop after SIGINT", took)
+	}
+	if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
+		t.Errorf("output dir holds %d entries after the interrupt, want none", len(entries))
+	}
+}
