@@ -191,7 +191,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, usagef("--baseline %q: want seq or goroutines", f.baseline)
 	}
 	if f.baseline != "" {
-		for _, name := range []string{"dist", "threshold", "map", "gather", "root", "no-collectives", "transport", "ranks-per-node"} {
+		for _, name := range []string{"np", "dist", "threshold", "map", "gather", "root", "no-collectives", "transport", "ranks-per-node"} {
 			if fs.Changed(name) {
 				return s, usagef("--%s has no effect with --baseline %s", name, f.baseline)
 			}

@@ -476,3 +476,18 @@ func TestSIGINT(t *testing.T) {
 		t.Errorf("output dir holds %d entries after the interrupt, want none", len(entries))
 	}
 }
+
+// TestProfiles checks --cpuprofile and --memprofile write profiles.
+func TestProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
+	mrrun(t, "-np", "2", "-q", "--cpuprofile", cpu, "--memprofile", mem, "--top", "1", "wordcount", testInput(t, "wordcount")).want(t, 0)
+	for _, p := range []string{cpu, mem} {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // profiles are gzipped protobufs
+			t.Errorf("%s: %d bytes, %v: want a gzipped profile", p, len(b), err)
+		}
+	}
+	r := mrrun(t, "--baseline", "seq", "-np", "2", "wordcount", testInput(t, "wordcount")).want(t, 2)
+	checkOneLine(t, nil, r.stderr, "--np has no effect with --baseline seq")
+}
