@@ -1,11 +1,605 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pgasmr/pgasmr/apps/histogram"
+	"github.com/pgasmr/pgasmr/apps/linreg"
+	"github.com/pgasmr/pgasmr/apps/spamcount"
+	"github.com/pgasmr/pgasmr/apps/wordcount"
+	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/reduce"
+	"github.com/spf13/pflag"
 )
 
-// cmdBench is mrrun bench. (Being written.)
+const benchHelp = `Usage: mrrun bench [flags]
+
+Runs every app of --apps on every rank count of --ranks in every mode of
+--modes, and the baselines of --baselines, on generated inputs of --size
+bytes (or the inputs of --input). Each configuration runs --warmup untimed
+and --reps timed times; the table (or --json) gives the median wall time
+of the job (reading included), the throughput in MB/s (10^6 input bytes
+per second) and the speed-up against seq (seq's median / this median,
+same app and input). seq always runs: it is the reference for the
+speed-up, and every run's output must be byte-identical to seq's (a
+mismatch is an error). Baselines report ranks 1 (seq) and GOMAXPROCS
+(goroutines).
+
+Modes (combine with +, e.g. cyclic+no-collectives):
+  default          the app's fast path and default gather
+  array, element   the array map (not spamcount) or the element map (block)
+  cyclic, balanced, bestfit
+                   the element map with that distribution
+  no-collectives   move pairs element by element
+  gather-all, gather-root, gather-partitioned
+                   the gather mode
+
+Flags:
+`
+
+// benchModeParts are the mode names --modes accepts, in help order.
+var benchModeParts = []string{"default", "array", "element", "cyclic", "balanced", "bestfit",
+	"no-collectives", "gather-all", "gather-root", "gather-partitioned"}
+
+// benchFlags are the flags of mrrun bench.
+type benchFlags struct {
+	apps, modes, baselines, inputs []string
+	ranks, size, dir, plot         string
+	transport                      string
+	reps, warmup, messages         int
+	seed                           uint64
+	json, quiet                    bool
+}
+
+func (f *benchFlags) define(fs *pflag.FlagSet) {
+	var names []string
+	for _, a := range apps {
+		names = append(names, a.name)
+	}
+	fs.StringSliceVar(&f.apps, "apps", names, "apps to run, comma-separated")
+	fs.StringVar(&f.ranks, "ranks", "", "rank counts, comma-separated (default 1, 2 and the CPU count)")
+	fs.StringSliceVar(&f.modes, "modes", []string{"default"}, "modes, comma-separated; each a mode name or names joined by + (see above)")
+	fs.StringSliceVar(&f.baselines, "baselines", []string{"seq", "goroutines"}, "baselines: seq, goroutines or none (seq runs anyway: speed-ups are relative to it)")
+	fs.IntVar(&f.reps, "reps", 3, "timed repetitions of each configuration (the median is reported)")
+	fs.IntVar(&f.warmup, "warmup", 1, "untimed runs of each configuration before the timed ones (their output is checked too)")
+	fs.StringVar(&f.size, "size", "32MB", "size of each app's generated input (k, MB, MiB, ... suffixes)")
+	fs.IntVar(&f.messages, "messages", 0, "spamcount: messages to generate (default: --size / 4000, about 4 kB each)")
+	fs.StringArrayVar(&f.inputs, "input", nil, "APP=PATH: use PATH (file or directory) as APP's input instead of generating one (repeatable)")
+	fs.StringVar(&f.dir, "dir", "", "keep generated inputs in DIR and reuse them on the next run (default: a temporary directory, removed at the end)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the generated inputs")
+	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
+	fs.BoolVar(&f.json, "json", false, `print {"results":[...]} as JSON instead of a table`)
+	fs.StringVar(&f.plot, "plot", "", "also draw throughput and speed-up against ranks to FILE.png or FILE.svg")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+}
+
+// benchMode is one parsed --modes entry.
+type benchMode struct {
+	name  string
+	parts []string
+}
+
+// check reports unknown names and contradictory combinations in m.
+func (m benchMode) check() error {
+	var dist string
+	for _, p := range m.parts {
+		switch p {
+		case "default", "array", "element", "no-collectives", "gather-all", "gather-root", "gather-partitioned":
+		case "cyclic", "balanced", "bestfit":
+			if dist != "" && dist != p {
+				return usagef("--modes %s: two distributions (%s and %s)", m.name, dist, p)
+			}
+			dist = p
+		default:
+			return usagef("--modes %q: unknown mode %q (want %s, or several joined by +)", m.name, p, strings.Join(benchModeParts, ", "))
+		}
+	}
+	if slices.Contains(m.parts, "array") && (dist != "" || slices.Contains(m.parts, "element")) {
+		return usagef("--modes %s: the array map gives each rank a contiguous share; it does not combine with element, cyclic, balanced or bestfit", m.name)
+	}
+	return nil
+}
+
+// opts returns the job options of the checked mode m for app a, as
+// cmdRun's flags would set them; ok is false if a cannot run in m (the
+// array map of an app without one).
+func (m benchMode) opts(a *app) (o jobOpts, ok bool) {
+	o = jobOpts{Dist: distrib.Block, ElementMap: !a.arrayMap, Gather: a.defaultGather, Transfer: reduce.Collective}
+	for _, p := range m.parts {
+		switch p {
+		case "array":
+			if !a.arrayMap {
+				return o, false
+			}
+			o.ElementMap = false
+		case "element":
+			o.ElementMap = true
+		case "cyclic", "balanced", "bestfit":
+			o.ElementMap = true
+			o.Dist, _ = distrib.ParseKind(p)
+		case "no-collectives":
+			o.Transfer = reduce.ElementByElement
+		case "gather-all":
+			o.Gather = reduce.GatherAll
+		case "gather-root":
+			o.Gather = reduce.GatherRoot
+		case "gather-partitioned":
+			o.Gather = reduce.GatherPartitioned
+		}
+	}
+	return o, true
+}
+
+// parseRanks parses --ranks; "" gives 1, 2 and the CPU count. The result
+// is sorted and without duplicates.
+func parseRanks(s string) ([]int, error) {
+	if s == "" {
+		return dedupSorted([]int{1, 2, runtime.NumCPU()}), nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, usagef("--ranks %q: want comma-separated rank counts of at least 1 (like 1,2,4)", s)
+		}
+		out = append(out, n)
+	}
+	return dedupSorted(out), nil
+}
+
+func dedupSorted(v []int) []int {
+	slices.Sort(v)
+	return slices.Compact(v)
+}
+
+// benchPlan is the checked configuration of a bench run.
+type benchPlan struct {
+	apps      []*app
+	ranks     []int
+	modes     []benchMode
+	baselines []string // always starts with seq
+	inputs    map[string][]string
+	size      int64
+	messages  int
+	reps      int    // timed runs per configuration
+	warmup    int    // untimed runs before them
+	plotFmt   string // "", "png" or "svg"
+}
+
+// plan checks the flags.
+func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
+	var p benchPlan
+	if fs.NArg() > 0 {
+		return p, usagef("bench takes no arguments (got %q; inputs go in --input APP=PATH)", strings.Join(fs.Args(), " "))
+	}
+	for _, name := range f.apps {
+		a, err := findApp(strings.TrimSpace(name))
+		if err != nil {
+			return p, usagef("--apps: %v", err)
+		}
+		if !slices.Contains(p.apps, a) {
+			p.apps = append(p.apps, a)
+		}
+	}
+	if len(p.apps) == 0 {
+		return p, usagef("--apps: no app given")
+	}
+	var err error
+	if p.ranks, err = parseRanks(f.ranks); err != nil {
+		return p, err
+	}
+	if len(f.modes) == 0 {
+		return p, usagef("--modes: no mode given (want %s)", strings.Join(benchModeParts, ", "))
+	}
+	for _, name := range f.modes {
+		m := benchMode{name: strings.TrimSpace(name)}
+		m.parts = strings.Split(m.name, "+")
+		if err := m.check(); err != nil {
+			return p, err
+		}
+		if !slices.ContainsFunc(p.apps, func(a *app) bool { _, ok := m.opts(a); return ok }) {
+			return p, usagef("--modes %s: none of the apps has the array map", m.name)
+		}
+		if !slices.ContainsFunc(p.modes, func(o benchMode) bool { return o.name == m.name }) {
+			p.modes = append(p.modes, m)
+		}
+	}
+	p.baselines = []string{"seq"}
+	for _, b := range f.baselines {
+		switch b = strings.TrimSpace(b); b {
+		case "seq", "none":
+		case "goroutines":
+			if !slices.Contains(p.baselines, b) {
+				p.baselines = append(p.baselines, b)
+			}
+		default:
+			return p, usagef("--baselines %q: want seq, goroutines or none (seq runs anyway: it is the reference)", b)
+		}
+	}
+	if f.reps < 1 {
+		return p, usagef("--reps %d: need at least 1", f.reps)
+	}
+	if f.warmup < 0 {
+		return p, usagef("--warmup %d: must not be negative", f.warmup)
+	}
+	p.reps, p.warmup = f.reps, f.warmup
+	if p.size, err = parseSize(f.size); err != nil {
+		return p, usagef("--size: %v", err)
+	}
+	if p.size < 1 {
+		return p, usagef("--size %s: need at least 1 byte", f.size)
+	}
+	if f.messages < 0 {
+		return p, usagef("--messages %d: must not be negative", f.messages)
+	}
+	p.messages = f.messages
+	if p.messages == 0 {
+		p.messages = int(max(1, p.size/4000))
+	}
+	if !slices.Contains(transports, f.transport) {
+		return p, usagef("--transport %q: not available in this build (have: %s)", f.transport, strings.Join(transports, ", "))
+	}
+	p.inputs = map[string][]string{}
+	for _, in := range f.inputs {
+		name, path, ok := strings.Cut(in, "=")
+		if !ok || path == "" {
+			return p, usagef("--input %q: want APP=PATH", in)
+		}
+		a, err := findApp(name)
+		if err != nil {
+			return p, usagef("--input %s: %v", in, err)
+		}
+		if !slices.Contains(p.apps, a) {
+			return p, usagef("--input %s: %s is not in --apps", in, a.name)
+		}
+		if _, err := os.Stat(path); err != nil {
+			return p, fmt.Errorf("--input %s: %w", in, err)
+		}
+		p.inputs[a.name] = append(p.inputs[a.name], path)
+	}
+	if f.plot != "" {
+		switch strings.ToLower(filepath.Ext(f.plot)) {
+		case ".png":
+			p.plotFmt = "png"
+		case ".svg":
+			p.plotFmt = "svg"
+		default:
+			return p, usagef("--plot %s: want a .png or .svg file name", f.plot)
+		}
+		if st, err := os.Stat(filepath.Dir(f.plot)); err != nil || !st.IsDir() {
+			return p, usagef("--plot %s: directory %s does not exist", f.plot, filepath.Dir(f.plot))
+		}
+	}
+	return p, nil
+}
+
+// benchResult is one configuration's line of the report (--json's shape).
+// Baselines have an empty mode, transport, dist, map and gather; ranks is 1
+// for seq and GOMAXPROCS for goroutines. Baseline is "" for pgasmr jobs.
+type benchResult struct {
+	App          string  `json:"app"`
+	Mode         string  `json:"mode"`
+	InputBytes   int64   `json:"input_bytes"`
+	Transport    string  `json:"transport"`
+	Ranks        int     `json:"ranks"`
+	Dist         string  `json:"dist"`
+	Map          string  `json:"map"`
+	Gather       string  `json:"gather"`
+	Collectives  bool    `json:"collectives"`
+	Baseline     string  `json:"baseline"`
+	Reps         int     `json:"reps"`
+	MedianS      float64 `json:"median_s"`
+	MBPerS       float64 `json:"mb_per_s"`
+	SpeedupVsSeq float64 `json:"speedup_vs_seq"`
+}
+
+// config names r's configuration: the baseline or the mode.
+func (r benchResult) config() string {
+	if r.Baseline != "" {
+		return r.Baseline
+	}
+	return r.Mode
+}
+
+// cmdBench is mrrun bench.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return usagef("bench: not written yet")
+	fs := newFlagSet("mrrun bench")
+	var f benchFlags
+	f.define(fs)
+	if err := parseFlags(fs, args, stdout, benchHelp); err != nil {
+		return err
+	}
+	p, err := f.plan(fs)
+	if err != nil {
+		return err
+	}
+	progress := func(format string, args ...any) {
+		if !f.quiet {
+			fmt.Fprintf(stderr, "bench: "+format+"\n", args...)
+		}
+	}
+
+	dir := f.dir
+	if dir == "" {
+		if len(p.inputs) < len(p.apps) {
+			if dir, err = os.MkdirTemp("", "mrrun-bench"); err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			defer os.RemoveAll(dir)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	}
+
+	var results []benchResult
+	for _, a := range p.apps {
+		inputs := p.inputs[a.name]
+		if inputs == nil {
+			in, err := benchInput(ctx, a, dir, p, f.seed, progress)
+			if err != nil {
+				return err
+			}
+			inputs = []string{in}
+		}
+		rs, err := benchApp(ctx, a, inputs, p, f.transport, progress)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+	}
+
+	if p.plotFmt != "" {
+		if err := writeFileAtomic(f.plot, func(w io.Writer) error { return writeBenchPlot(w, p.plotFmt, results) }); err != nil {
+			return fmt.Errorf("--plot %s: %w", f.plot, err)
+		}
+	}
+	if f.json {
+		b, err := json.MarshalIndent(struct {
+			Results []benchResult `json:"results"`
+		}{results}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	return writeBenchTable(stdout, results)
+}
+
+// benchInput returns the generated input of a in dir, generating it if it
+// is not there: into a temporary name renamed at the end, so an input
+// that exists is complete.
+func benchInput(ctx context.Context, a *app, dir string, p benchPlan, seed uint64, progress func(string, ...any)) (string, error) {
+	var name string
+	switch a.name {
+	case "histogram":
+		name = fmt.Sprintf("histogram-%d-s%d.bmp", p.size, seed)
+	case "linreg":
+		name = fmt.Sprintf("linreg-%d-s%d.int8", p.size, seed)
+	case "wordcount":
+		name = fmt.Sprintf("wordcount-%d-s%d", p.size, seed)
+	case "spamcount":
+		name = fmt.Sprintf("spamcount-%d-s%d", p.messages, seed)
+	default:
+		return "", fmt.Errorf("bench: no generator for %s (give its input with --input %s=PATH)", a.name, a.name)
+	}
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); err == nil {
+		progress("%s: reusing %s", a.name, path)
+		return path, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	tmp := filepath.Join(dir, ".tmp-"+name)
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("bench: %s: %w", a.name, err)
+	}
+	writeFile := func(gen func(w io.Writer) error) error {
+		f, err := os.Create(tmp)
+		if err != nil {
+			return err
+		}
+		if err := gen(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	var err error
+	switch a.name {
+	case "histogram":
+		progress("%s: generating a %d-byte BMP image", a.name, p.size)
+		err = writeFile(func(w io.Writer) error { return histogram.GenerateBytes(w, p.size, seed) })
+	case "linreg":
+		points := max(1, p.size/2)
+		progress("%s: generating %d int8 points", a.name, points)
+		err = writeFile(func(w io.Writer) error { return linreg.Generate(w, points, "int8", seed) })
+	case "wordcount":
+		files := int(min(256, max(8, p.size>>20)))
+		progress("%s: generating %d bytes of text in %d files", a.name, p.size, files)
+		err = wordcount.Generate(tmp, p.size, files, seed)
+	case "spamcount":
+		progress("%s: generating %d messages", a.name, p.messages)
+		err = spamcount.Generate(tmp, p.messages, seed)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("bench: generating the %s input: %w", a.name, err)
+	}
+	return path, nil
+}
+
+// inputBytes is the total size of the regular files under paths.
+func inputBytes(paths []string) (int64, error) {
+	var n int64
+	for _, root := range paths {
+		err := filepath.WalkDir(root, func(_ string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				n += info.Size()
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// benchApp runs every configuration of a on inputs: the baselines (seq
+// first), then every mode on every rank count.
+func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transport string, progress func(string, ...any)) ([]benchResult, error) {
+	size, err := inputBytes(inputs)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s input: %w", a.name, err)
+	}
+	base := jobOpts{Dist: distrib.Block, ElementMap: !a.arrayMap, Gather: a.defaultGather}
+	var (
+		results []benchResult
+		want    []byte // seq's output: every configuration must match it
+		seqS    float64
+	)
+	run := func(label string, spec jobSpec, r benchResult) error {
+		reps := p.reps
+		times := make([]time.Duration, 0, reps)
+		for i := range p.warmup + reps {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			what := fmt.Sprintf("rep %d/%d", i-p.warmup+1, reps)
+			if i < p.warmup {
+				what = fmt.Sprintf("warm-up %d/%d", i+1, p.warmup)
+			}
+			progress("%s %s %s", a.name, label, what)
+			runtime.GC()
+			t0 := time.Now()
+			res, err := runJob(ctx, spec, observers{})
+			if i >= p.warmup {
+				times = append(times, time.Since(t0))
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("bench: %s %s: %w", a.name, label, err)
+			}
+			var buf bytes.Buffer
+			if err := res.Write(&buf, "tsv"); err != nil {
+				return fmt.Errorf("bench: %s %s: writing the result: %w", a.name, label, err)
+			}
+			if want == nil {
+				want = buf.Bytes()
+			} else if err := sameOutput(want, buf.Bytes()); err != nil {
+				return fmt.Errorf("bench: %s %s %s: output differs from seq's: %v", a.name, label, what, err)
+			}
+		}
+		r.App, r.InputBytes, r.Reps = a.name, size, reps
+		r.MedianS = median(times).Seconds()
+		if r.Baseline == "seq" {
+			seqS = r.MedianS
+		}
+		r.MBPerS = float64(size) / 1e6 / r.MedianS
+		r.SpeedupVsSeq = seqS / r.MedianS
+		results = append(results, r)
+		return nil
+	}
+	for _, b := range p.baselines {
+		ranks := 1
+		if b == "goroutines" {
+			ranks = runtime.GOMAXPROCS(0)
+		}
+		spec := jobSpec{app: a, inputs: inputs, baseline: b, opts: base}
+		if err := run(b, spec, benchResult{Ranks: ranks, Baseline: b}); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range p.modes {
+		o, ok := m.opts(a)
+		if !ok {
+			progress("%s: skipping mode %s: %s has only the element-by-element map", a.name, m.name, a.name)
+			continue
+		}
+		mapMode := "array"
+		if o.ElementMap {
+			mapMode = "element"
+		}
+		for _, n := range p.ranks {
+			spec := jobSpec{app: a, inputs: inputs, transport: transport, ranks: n, opts: o}
+			r := benchResult{Mode: m.name, Transport: transport, Ranks: n, Dist: o.Dist.String(), Map: mapMode,
+				Gather: o.Gather.String(), Collectives: o.Transfer == reduce.Collective}
+			if err := run(fmt.Sprintf("ranks=%d %s", n, m.name), spec, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return results, nil
+}
+
+// sameOutput says where got first differs from want.
+func sameOutput(want, got []byte) error {
+	if bytes.Equal(want, got) {
+		return nil
+	}
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	line := bytes.Count(want[:i], []byte("\n")) + 1
+	return fmt.Errorf("%d bytes, seq %d; first difference on line %d", len(got), len(want), line)
+}
+
+// median returns the median of d (the mean of the middle two for an even
+// count). It panics if d is empty.
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// writeBenchTable prints results as a right-aligned table.
+func writeBenchTable(w io.Writer, results []benchResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "app\tconfig\tranks\tdist\tmap\tgather\tcollectives\treps\tinput MB\tmedian s\tMB/s\tspeedup vs seq\t")
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	for _, r := range results {
+		coll := "-"
+		if r.Baseline == "" {
+			coll = strconv.FormatBool(r.Collectives)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%.4f\t%.1f\t%.2f\t\n", r.App, r.config(), r.Ranks,
+			dash(r.Dist), dash(r.Map), dash(r.Gather), coll, r.Reps, float64(r.InputBytes)/1e6, r.MedianS, r.MBPerS, r.SpeedupVsSeq)
+	}
+	return tw.Flush()
 }
