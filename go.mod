@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/creack/pty v1.1.24
 	github.com/spf13/pflag v1.0.6
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	golang.org/x/term v0.37.0
