@@ -360,11 +360,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		results = append(results, rs...)
 	}
 
-	if p.plotFmt != "" {
-		if err := writeFileAtomic(f.plot, func(w io.Writer) error { return writeBenchPlot(w, p.plotFmt, results) }); err != nil {
-			return fmt.Errorf("--plot %s: %w", f.plot, err)
-		}
-	}
+	// The numbers first: a plot that cannot be written must not lose them.
 	if f.json {
 		b, err := json.MarshalIndent(struct {
 			Results []benchResult `json:"results"`
@@ -372,10 +368,18 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
+			return err
+		}
+	} else if err := writeBenchTable(stdout, results); err != nil {
 		return err
 	}
-	return writeBenchTable(stdout, results)
+	if p.plotFmt != "" {
+		if err := writeFileAtomic(f.plot, func(w io.Writer) error { return writeBenchPlot(w, p.plotFmt, results) }); err != nil {
+			return fmt.Errorf("--plot %s: %w", f.plot, err)
+		}
+	}
+	return nil
 }
 
 // benchInput returns the generated input of a in dir, generating it if it
