@@ -7,6 +7,7 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/spf13/pflag v1.0.6
 	github.com/vmihailenco/msgpack/v5 v5.4.1
+	golang.org/x/sys v0.38.0
 	golang.org/x/term v0.37.0
 	gonum.org/v1/plot v0.15.2
 )
@@ -22,6 +23,5 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	golang.org/x/image v0.24.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
 	golang.org/x/text v0.22.0 // indirect
 )

@@ -1,0 +1,187 @@
+//go:build linux
+
+package shm_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/pgas/shm"
+)
+
+// Benchmarks of the shm transport with 2 rank processes. A benchmark
+// launches the ranks once per b.N; rank 0 times the b.N operations between
+// two barriers and prints the time, which is reported as ns/op and MB/s
+// (the process start-up is not in them). Beside each one runs a baseline
+// in this process: copy() of the same bytes, and for AllgatherV the
+// in-process transport.
+
+const (
+	benchPut = iota
+	benchGet
+	benchAllgatherV
+)
+
+var benchSizes = []int{8, 64 << 10, 4 << 20}
+
+const benchSegBytes = 64 << 20
+
+func BenchmarkPut(b *testing.B) { benchOneSided(b, benchPut) }
+
+func BenchmarkGet(b *testing.B) { benchOneSided(b, benchGet) }
+
+func benchOneSided(b *testing.B, kind int) {
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprintf("ranks=2/size=%d/shm", size), func(b *testing.B) {
+			runBench(b, kind, size, int64(size))
+		})
+		b.Run(fmt.Sprintf("ranks=2/size=%d/copy", size), func(b *testing.B) {
+			src, dst := make([]byte, size), make([]byte, size)
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				copy(dst, src)
+			}
+		})
+	}
+}
+
+// BenchmarkAllgatherV: coll.AllgatherV of size bytes per rank from private
+// to private memory on 2 ranks. MB/s counts the bytes one rank ends up
+// with (2*size), as the benchmarks of package coll do.
+func BenchmarkAllgatherV(b *testing.B) {
+	for _, size := range []int{64 << 10, 4 << 20} {
+		b.Run(fmt.Sprintf("ranks=2/size=%d/shm", size), func(b *testing.B) {
+			runBench(b, benchAllgatherV, size, 2*int64(size))
+		})
+		b.Run(fmt.Sprintf("ranks=2/size=%d/inproc", size), func(b *testing.B) {
+			b.SetBytes(2 * int64(size))
+			cfg := pgas.Config{Ranks: 2, SegmentBytes: benchSegBytes, FragmentBytes: 4 << 20}
+			err := pgas.Run(b.Context(), cfg, func(ctx context.Context, r *pgas.Rank) error {
+				op := allgatherV(ctx, r, size)
+				if err := op(); err != nil {
+					return err
+				}
+				if err := r.Barrier(ctx); err != nil {
+					return err
+				}
+				if r.ID() == 0 {
+					b.ResetTimer()
+				}
+				for range b.N {
+					if err := op(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+		b.Run(fmt.Sprintf("ranks=2/size=%d/copy", size), func(b *testing.B) {
+			src, dst := make([]byte, 2*size), make([]byte, 2*size)
+			b.SetBytes(2 * int64(size))
+			for b.Loop() {
+				copy(dst, src)
+			}
+		})
+	}
+}
+
+func allgatherV(ctx context.Context, r *pgas.Rank, size int) func() error {
+	n := size / 8
+	mine := make([]float64, n)
+	for i := range mine {
+		mine[i] = float64(r.ID()*n + i)
+	}
+	all := make([]float64, n*r.N())
+	counts := make([]int, r.N())
+	for i := range counts {
+		counts[i] = n
+	}
+	return func() error {
+		return coll.AllgatherV(ctx, r.World(), coll.Private(all), coll.Private(mine), counts, nil, nil)
+	}
+}
+
+// runBench launches 2 ranks that run b.N operations of the given kind and
+// size and reports rank 0's time.
+func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
+	res := launch(b, 2, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N), benchSegBytes)
+	if res.err != nil {
+		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
+	}
+	got := lines(res.stdout, "RESULT ")
+	if len(got) != 1 {
+		b.Fatalf("stdout %q; want one RESULT line", res.stdout)
+	}
+	ns, err := strconv.ParseFloat(got[0], 64)
+	if err != nil || ns <= 0 {
+		b.Fatalf("bad RESULT %q", got[0])
+	}
+	b.ReportMetric(ns/float64(b.N), "ns/op")
+	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/ns*1e3, "MB/s")
+}
+
+// benchBody runs in the ranks of runBench: SHMTEST_ARG is "kind,size,n".
+// Puts and gets go from rank 0 to rank 1's segment; rank 1 waits in the
+// closing barrier.
+func benchBody(ctx context.Context, tr *shm.Transport, arg string) error {
+	args := argInts(arg)
+	kind, size, n := int(args[0]), int(args[1]), int(args[2])
+	cfg := config(tr)
+	cfg.FragmentBytes = 4 << 20
+	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		reg, err := r.AllAlloc(ctx, int64(size))
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, size)
+		var op func() error
+		switch kind {
+		case benchPut:
+			op = func() error { return r.PutBytes(ctx, 1, reg.Off, buf) }
+		case benchGet:
+			op = func() error { return r.GetBytes(ctx, 1, reg.Off, buf) }
+		case benchAllgatherV:
+			op = allgatherV(ctx, r, size)
+		}
+		if kind != benchAllgatherV && r.ID() != 0 {
+			op = nil // rank 1 is the passive target
+		}
+		if op != nil {
+			if err := op(); err != nil { // warm up: touch pages, allocate staging
+				return err
+			}
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		start := time.Now()
+		if op != nil {
+			for range n {
+				if err := op(); err != nil {
+					return err
+				}
+			}
+			if err := r.Fence(ctx); err != nil {
+				return err
+			}
+		}
+		if kind == benchAllgatherV {
+			// Both ranks are done when the slower one is.
+			if err := r.Barrier(ctx); err != nil {
+				return err
+			}
+		}
+		if r.ID() == 0 {
+			fmt.Printf("RESULT %d\n", time.Since(start).Nanoseconds())
+		}
+		return nil
+	})
+}

@@ -1,0 +1,220 @@
+//go:build linux
+
+package shm_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/pgastest"
+	"github.com/pgasmr/pgasmr/pgas/shm"
+)
+
+// The SPMD bodies the test ranks run. Each reports what the test checks
+// on stdout, in lines with a fixed prefix, or fails.
+
+// jobsBody runs every conformance check as its own job, one after another
+// in the same processes, with segment sizes that change from job to job;
+// before each job it checks that its segment starts zeroed though the job
+// before scribbled over its end.
+func jobsBody(ctx context.Context, tr *shm.Transport, _ string) error {
+	for k, c := range pgastest.Checks() {
+		cfg := config(tr)
+		cfg.SegmentBytes = tr.SegmentBytes() / int64(1+k%2)
+		err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+			tail := r.Segment()[len(r.Segment())-4096:]
+			if i := slices.IndexFunc(tail, func(b byte) bool { return b != 0 }); i >= 0 {
+				return fmt.Errorf("job %d: byte %d of the segment is %#x at the start of the job", k, len(r.Segment())-4096+i, tail[i])
+			}
+			if err := c.Run(ctx, r); err != nil {
+				return fmt.Errorf("%s: %w", c.Name, err)
+			}
+			for i := range tail {
+				tail[i] = 0xa5
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Printf("JOBS %d\n", len(pgastest.Checks()))
+	return nil
+}
+
+// pidsBody: every rank puts its pid into rank 0's segment; rank 0 checks
+// that they are distinct processes, none of them the launcher, and that
+// each runs with the rank's environment.
+func pidsBody(ctx context.Context, tr *shm.Transport, _ string) error {
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		n := int64(r.N())
+		a, err := pgas.AllAllocArray[int64](ctx, r, n, n) // one block, on rank 0
+		if err != nil {
+			return err
+		}
+		if err := a.Put(ctx, int64(r.ID()), int64(os.Getpid())); err != nil {
+			return err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if r.ID() != 0 {
+			return nil
+		}
+		pids := slices.Clone(a.Local())
+		for q, pid := range pids {
+			if pid == int64(os.Getppid()) {
+				return fmt.Errorf("rank %d runs in the launcher's process %d", q, pid)
+			}
+			if i := slices.Index(pids, pid); i != q {
+				return fmt.Errorf("ranks %d and %d run in the same process %d", i, q, pid)
+			}
+			env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			if err != nil {
+				return err
+			}
+			want := fmt.Sprintf("%s=%d\x00", shm.EnvRank, q)
+			if !bytes.Contains(env, []byte(want)) || !bytes.Contains(env, []byte(shm.EnvJob+"="+tr.JobID()+"\x00")) {
+				return fmt.Errorf("process %d of rank %d does not have %s and job %s in its environment", pid, q, want, tr.JobID())
+			}
+		}
+		fmt.Printf("PIDS %v\n", pids)
+		return nil
+	})
+}
+
+// failBody: rank arg returns an error once the others wait in a barrier.
+func failBody(ctx context.Context, tr *shm.Transport, arg string) error {
+	bad := int(argInts(arg)[0])
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == bad {
+			time.Sleep(50 * time.Millisecond)
+			return errors.New("boom")
+		}
+		err := r.Barrier(ctx)
+		report(r.ID(), err, time.Time{})
+		return err
+	})
+}
+
+// report prints what a surviving rank saw: "SAW <rank> <failed rank>
+// <ms since the failure>", or "BAD <rank> <error>".
+func report(me int, err error, at time.Time) {
+	var rf *pgas.RankFailedError
+	if !errors.As(err, &rf) {
+		fmt.Printf("BAD %d %v\n", me, err)
+		return
+	}
+	ms := -1.0
+	if !at.IsZero() {
+		ms = float64(time.Since(at).Microseconds()) / 1000
+	}
+	fmt.Printf("SAW %d %d %.1f\n", me, rf.Rank, ms)
+}
+
+// killBody: rank arg[0] kills itself with SIGKILL once the others wait:
+// in a barrier (arg[1] == 0) or in a loop of gets from the killed rank
+// (arg[1] == 1). It first puts the time into every rank's segment, so
+// that the survivors can say how long they took to notice.
+func killBody(ctx context.Context, tr *shm.Transport, arg string) error {
+	args := argInts(arg)
+	victim, gets := int(args[0]), args[1] == 1
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		at, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N()), pgas.Cyclic)
+		if err != nil {
+			return err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if r.ID() == victim {
+			time.Sleep(100 * time.Millisecond) // let the others block
+			now := time.Now().UnixNano()
+			for q := range r.N() {
+				if err := at.Put(ctx, int64(q), now); err != nil {
+					return err
+				}
+			}
+			if err := r.Fence(ctx); err != nil {
+				return err
+			}
+			fmt.Printf("KILLAT %d\n", now)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		if gets {
+			for {
+				if _, err = at.Get(ctx, int64(victim)); err != nil {
+					break
+				}
+			}
+		} else {
+			err = r.Barrier(ctx)
+		}
+		report(r.ID(), err, time.Unix(0, at.Local()[0]))
+		return err
+	})
+}
+
+// exit0Body: rank arg exits with status 0 in the middle of the job, while
+// the others wait in a barrier.
+func exit0Body(ctx context.Context, tr *shm.Transport, arg string) error {
+	quitter := int(argInts(arg)[0])
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == quitter {
+			time.Sleep(50 * time.Millisecond)
+			os.Exit(0)
+		}
+		err := r.Barrier(ctx)
+		report(r.ID(), err, time.Time{})
+		return err
+	})
+}
+
+// hangBody: rank 0 waits for its context to end, the others wait for it
+// in a barrier.
+func hangBody(ctx context.Context, tr *shm.Transport, _ string) error {
+	cfg := config(tr)
+	cfg.SyncTimeout = -1
+	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		fmt.Printf("WAITING %d\n", r.ID())
+		if r.ID() == 0 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		err := r.Barrier(ctx)
+		fmt.Printf("ENDED %d %v\n", r.ID(), errors.Is(err, context.Canceled))
+		return err
+	})
+}
+
+// timeoutBody: rank arg never reaches a barrier (it polls Fence, the way a
+// rank busy with its own work would notice the job's failure at its next
+// transport call); the others wait for it for SyncTimeout (300 ms) and
+// report the time-out.
+func timeoutBody(ctx context.Context, tr *shm.Transport, arg string) error {
+	absent := int(argInts(arg)[0])
+	cfg := config(tr)
+	cfg.SyncTimeout = 300 * time.Millisecond
+	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == absent {
+			for {
+				if err := r.Fence(ctx); err != nil {
+					return err
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		start := time.Now()
+		err := r.Barrier(ctx)
+		fmt.Printf("TIMEOUT %d %v %d %q\n", r.ID(), errors.Is(err, pgas.ErrTimeout), time.Since(start).Milliseconds(), err)
+		return err
+	})
+}

@@ -1,0 +1,256 @@
+//go:build linux
+
+package shm_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
+	"github.com/pgasmr/pgasmr/pgas/pgastest"
+	"github.com/pgasmr/pgasmr/pgas/shm"
+)
+
+// The test binary is also the program of the ranks: Launch starts it with
+// the shm variables set and SHMTEST_BODY naming the SPMD body to run, and
+// TestMain runs that body instead of the tests. SHMTEST_ARG passes the
+// body's parameters.
+const (
+	envBody     = "SHMTEST_BODY"
+	envArg      = "SHMTEST_ARG"
+	envLauncher = "SHMTEST_LAUNCHER" // run Launch as a separate launcher process
+)
+
+func TestMain(m *testing.M) {
+	tr, ok, err := shm.FromEnv()
+	if ok {
+		os.Exit(rankMain(tr, err))
+	}
+	if id := os.Getenv(envLauncher); id != "" {
+		os.Exit(launcherMain(id))
+	}
+	os.Exit(m.Run())
+}
+
+// rankMain runs the body SHMTEST_BODY names as one rank and returns the
+// exit status: 0 if it succeeded, 1 if it failed, 2 if it could not start.
+func rankMain(tr *shm.Transport, err error) int {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	name := os.Getenv(envBody)
+	body := bodies[name]
+	if body == nil {
+		fmt.Fprintf(os.Stderr, "rank %d: no body %q\n", tr.Rank(), name)
+		return 2
+	}
+	if err := body(ctx, tr, os.Getenv(envArg)); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %v\n", tr.Rank(), err)
+		return 1
+	}
+	fmt.Printf("BODYOK %d\n", tr.Rank())
+	return 0
+}
+
+// launcherMain is a launcher process for TestLauncherKilled: it launches
+// two ranks that wait forever and reports their pids on stdout.
+func launcherMain(id string) int {
+	err := shm.Launch(context.Background(), shm.LaunchOptions{
+		Ranks:        2,
+		Argv:         []string{os.Args[0], "-test.run=^$"},
+		Env:          rankEnv("hang", ""),
+		JobID:        id,
+		SegmentBytes: 1 << 20,
+		Started: func(rank, pid int) {
+			fmt.Printf("STARTED %d %d\n", rank, pid)
+		},
+	})
+	fmt.Fprintln(os.Stderr, err)
+	return 1
+}
+
+func rankEnv(body, arg string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envLauncher+"=") && !strings.HasPrefix(kv, "GORACE=") {
+			env = append(env, kv)
+		}
+	}
+	// Race-enabled ranks would sleep 1 s at exit.
+	return append(env, envBody+"="+body, envArg+"="+arg, "GORACE=atexit_sleep_ms=0")
+}
+
+// config is the pgas configuration of a test rank.
+func config(tr *shm.Transport) pgas.Config {
+	return pgas.Config{
+		Ranks:        tr.Size(),
+		Transport:    tr,
+		SegmentBytes: tr.SegmentBytes(),
+		SyncTimeout:  time.Minute,
+	}
+}
+
+// argInts parses SHMTEST_ARG as comma-separated integers.
+func argInts(arg string) []int64 {
+	var out []int64
+	for _, f := range strings.Split(arg, ",") {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			panic(fmt.Sprintf("bad SHMTEST_ARG %q", arg))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+var bodies = map[string]func(ctx context.Context, tr *shm.Transport, arg string) error{
+	"conformance": func(ctx context.Context, tr *shm.Transport, _ string) error {
+		return pgas.Run(ctx, config(tr), pgastest.RunAll)
+	},
+	"colltest": func(ctx context.Context, tr *shm.Transport, _ string) error {
+		return pgas.Run(ctx, config(tr), colltest.RunAll)
+	},
+	"jobs":    jobsBody,
+	"pids":    pidsBody,
+	"fail":    failBody,
+	"kill":    killBody,
+	"exit0":   exit0Body,
+	"hang":    hangBody,
+	"timeout": timeoutBody,
+	"bench":   benchBody,
+}
+
+// launched is what a test launch produced.
+type launched struct {
+	err            error
+	took           time.Duration
+	stdout, stderr string
+	pids           []int
+	job            string
+}
+
+var jobSeq int
+
+// launch runs body on ranks processes of this test binary with arg and
+// checks that nothing is left behind: no process of the job and no
+// segment file.
+func launch(t testing.TB, ranks int, body, arg string, segBytes int64) launched {
+	t.Helper()
+	jobSeq++
+	job := fmt.Sprintf("t%d-%s-%d", jobSeq, body, ranks)
+	var stdout, stderr bytes.Buffer
+	res := launched{job: job, pids: make([]int, ranks)}
+	start := time.Now()
+	res.err = shm.Launch(t.Context(), shm.LaunchOptions{
+		Ranks:        ranks,
+		Argv:         []string{os.Args[0], "-test.run=^$"},
+		Env:          rankEnv(body, arg),
+		Stdout:       &stdout,
+		Stderr:       &stderr,
+		SegmentBytes: segBytes,
+		JobID:        job,
+		Started:      func(rank, pid int) { res.pids[rank] = pid },
+	})
+	res.took = time.Since(start)
+	res.stdout, res.stderr = stdout.String(), stderr.String()
+	if ok := len(lines(res.stdout, "BODYOK ")); res.err == nil && ok != ranks {
+		t.Errorf("Launch succeeded, but %d of %d ranks ran their body to the end", ok, ranks)
+	}
+	checkClean(t, job, res.pids)
+	return res
+}
+
+// checkClean fails t if a process of the job, or its segment file, is
+// left.
+func checkClean(t testing.TB, job string, pids []int) {
+	t.Helper()
+	for r, pid := range pids {
+		if pid != 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) {
+			t.Errorf("rank %d (pid %d) still runs after Launch returned", r, pid)
+		}
+	}
+	if left := jobProcs(job); len(left) > 0 {
+		t.Errorf("processes %v of job %s still run", left, job)
+	}
+	if files := jobFiles(job); len(files) > 0 {
+		t.Errorf("segment files %v of job %s remain", files, job)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+}
+
+// jobProcs scans /proc for live processes whose environment names job.
+func jobProcs(job string) []int {
+	ents, _ := os.ReadDir("/proc")
+	want := []byte(shm.EnvJob + "=" + job + "\x00")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, want) || zombie(pid) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+func jobFiles(job string) []string {
+	files, _ := filepath.Glob(filepath.Join(shm.Dir, shm.Prefix+"*-"+job))
+	return files
+}
+
+// lines returns the lines of s that start with prefix, without it.
+func lines(s, prefix string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// wantRankFailed checks that err wraps a *pgas.RankFailedError naming
+// rank.
+func wantRankFailed(t testing.TB, res launched, rank int) *shm.ExitError {
+	t.Helper()
+	var rf *pgas.RankFailedError
+	if !errors.As(res.err, &rf) || rf.Rank != rank {
+		t.Fatalf("Launch = %v; want an error naming rank %d\nstderr:\n%s", res.err, rank, res.stderr)
+	}
+	var ee *shm.ExitError
+	if !errors.As(res.err, &ee) || ee.Rank != rank {
+		t.Fatalf("Launch = %v; want an *ExitError of rank %d", res.err, rank)
+	}
+	if !strings.Contains(res.err.Error(), fmt.Sprintf("rank %d", rank)) {
+		t.Errorf("Launch = %q; want the text to name rank %d", res.err, rank)
+	}
+	return ee
+}
