@@ -429,31 +429,60 @@ func TestInfo(t *testing.T) {
 }
 
 // TestSIGINT interrupts a job in its map phase: every rank stops, mrrun
-// exits 130 within a bounded time and leaves no output file.
+// exits 130 within a bounded time and leaves no output file. The signal
+// goes out once the progress bar (forced on a pipe) shows input read.
 func TestSIGINT(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates a 40 MB corpus")
+		t.Skip("generates a large corpus")
+	}
+	size := int64(40 << 20) // the -race binary reads about 20 MB/s
+	if !raceEnabled {
+		size = 150 << 20
 	}
 	in := t.TempDir()
-	if err := wordcount.Generate(in, 40<<20, 8, 2); err != nil {
+	if err := wordcount.Generate(in, size, 8, 2); err != nil {
 		t.Fatal(err)
 	}
 	outDir := t.TempDir()
 	out := filepath.Join(outDir, "out.tsv")
 	cmd := exec.Command(binPath, "-np", "4", "--progress", "-o", out, "wordcount", in)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond) // well into the map (the -race binary reads about 20 MB/s)
+	var errb bytes.Buffer
+	started := make(chan struct{})
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		buf := make([]byte, 4096)
+		once := sync.Once{}
+		for {
+			n, err := stderr.Read(buf)
+			errb.Write(buf[:n])
+			if strings.Contains(errb.String(), " MB/") {
+				once.Do(func() { close(started) })
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no progress within 30 s")
+	}
 	sent := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
+	go func() { <-copied; done <- cmd.Wait() }()
 	select {
 	case err = <-done:
 	case <-time.After(10 * time.Second):
@@ -466,8 +495,8 @@ func TestSIGINT(t *testing.T) {
 	if !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v, want status 130; stderr %q", err, errb.String())
 	}
-	if !strings.HasSuffix(errb.String(), "mrrun: interrupted\n") {
-		t.Errorf("stderr %q, want it to end with \"mrrun: interrupted\"", errb.String())
+	if !strings.HasSuffix(errb.String(), "\r\x1b[Kmrrun: interrupted\n") {
+		t.Errorf("stderr ends %q, want the bar cleared and then \"mrrun: interrupted\"", errb.String()[max(0, errb.Len()-120):])
 	}
 	if took > 3*time.Second {
 		t.Errorf("took %v to stop after SIGINT", took)
