@@ -12,6 +12,7 @@ import (
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/pgas/shm"
+	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
 // Benchmarks of the shm transport with 2 rank processes. A benchmark
@@ -22,9 +23,12 @@ import (
 // in-process transport.
 
 const (
-	benchPut = iota
-	benchGet
-	benchAllgatherV
+	benchPut        = iota // pgas Rank.PutBytes
+	benchGet               // pgas Rank.GetBytes
+	benchAllgatherV        // coll.AllgatherV, private to private
+	benchEPPut             // transport Endpoint.Put
+	benchEPGet             // transport Endpoint.Get
+	benchPingPong          // FetchAdd on the peer's word, Load on one's own
 )
 
 var benchSizes = []int{8, 64 << 10, 4 << 20}
@@ -35,10 +39,19 @@ func BenchmarkPut(b *testing.B) { benchOneSided(b, benchPut) }
 
 func BenchmarkGet(b *testing.B) { benchOneSided(b, benchGet) }
 
+// benchOneSided: rank 0 puts to (gets from) rank 1's segment, through the
+// pgas runtime (shm-pgas: Rank.PutBytes/GetBytes, with their counters and
+// handles) and through the endpoint alone (shm-endpoint). A put or get is
+// a copy done when the call returns, so ns/op at 8 bytes is the cost of
+// the call; BenchmarkPingPong measures how long a value takes to be seen
+// by the other process.
 func benchOneSided(b *testing.B, kind int) {
 	for _, size := range benchSizes {
-		b.Run(fmt.Sprintf("ranks=2/size=%d/shm", size), func(b *testing.B) {
+		b.Run(fmt.Sprintf("ranks=2/size=%d/shm-pgas", size), func(b *testing.B) {
 			runBench(b, kind, size, int64(size))
+		})
+		b.Run(fmt.Sprintf("ranks=2/size=%d/shm-endpoint", size), func(b *testing.B) {
+			runBench(b, kind+benchEPPut, size, int64(size))
 		})
 		b.Run(fmt.Sprintf("ranks=2/size=%d/copy", size), func(b *testing.B) {
 			src, dst := make([]byte, size), make([]byte, size)
@@ -48,6 +61,15 @@ func benchOneSided(b *testing.B, kind int) {
 			}
 		})
 	}
+}
+
+// BenchmarkPingPong: rank 0 adds 1 to a word of rank 1 and waits (spinning
+// on Load) until rank 1 has added 1 to a word of rank 0 in reply. ns/op is
+// half the round trip: the one-way latency of a value between processes.
+func BenchmarkPingPong(b *testing.B) {
+	b.Run("ranks=2/shm-endpoint", func(b *testing.B) {
+		runBench(b, benchPingPong, 8, 0)
+	})
 }
 
 // BenchmarkAllgatherV: coll.AllgatherV of size bytes per rank from private
@@ -124,8 +146,13 @@ func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
 	if err != nil || ns <= 0 {
 		b.Fatalf("bad RESULT %q", got[0])
 	}
+	if kind == benchPingPong {
+		ns /= 2
+	}
 	b.ReportMetric(ns/float64(b.N), "ns/op")
-	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/ns*1e3, "MB/s")
+	if bytesPerOp > 0 {
+		b.ReportMetric(float64(bytesPerOp)*float64(b.N)/ns*1e3, "MB/s")
+	}
 }
 
 // benchBody runs in the ranks of runBench: SHMTEST_ARG is "kind,size,n".
@@ -134,6 +161,9 @@ func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
 func benchBody(ctx context.Context, tr *shm.Transport, arg string) error {
 	args := argInts(arg)
 	kind, size, n := int(args[0]), int(args[1]), int(args[2])
+	if kind >= benchEPPut {
+		return benchEndpoint(ctx, tr, kind, size, n)
+	}
 	cfg := config(tr)
 	cfg.FragmentBytes = 4 << 20
 	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
@@ -184,4 +214,84 @@ func benchBody(ctx context.Context, tr *shm.Transport, arg string) error {
 		}
 		return nil
 	})
+}
+
+// benchEndpoint runs the endpoint benchmarks on the transport without the
+// pgas runtime.
+func benchEndpoint(ctx context.Context, tr *shm.Transport, kind, size, n int) (err error) {
+	eps, err := tr.Open(ctx, transport.Job{ID: tr.JobID(), Ranks: tr.Size(), SegmentBytes: tr.SegmentBytes(), SyncTimeout: time.Minute})
+	if err != nil {
+		return err
+	}
+	ep := eps[0]
+	defer func() {
+		if err != nil {
+			ep.Fail(err)
+		}
+		if cerr := ep.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	me := ep.Rank()
+	buf := make([]byte, size)
+	var op func(i int) error
+	switch {
+	case kind == benchEPPut && me == 0:
+		op = func(int) error { return ep.Put(ctx, 1, 0, buf) }
+	case kind == benchEPGet && me == 0:
+		op = func(int) error { return ep.Get(ctx, 1, 0, buf) }
+	case kind == benchPingPong:
+		// Iteration i: rank 0 adds 1 to rank 1's word and waits for its
+		// own word to reach i+1; rank 1 waits for its word to reach i+1
+		// and adds 1 to rank 0's.
+		peer := 1 - me
+		op = func(i int) error {
+			if me == 0 {
+				if _, err := ep.FetchAdd(ctx, peer, 0, 1); err != nil {
+					return err
+				}
+			}
+			for {
+				v, err := ep.Load(ctx, me, 0)
+				if err != nil {
+					return err
+				}
+				if v > int64(i) {
+					break
+				}
+			}
+			if me == 1 {
+				_, err := ep.FetchAdd(ctx, peer, 0, 1)
+				return err
+			}
+			return nil
+		}
+	}
+	if op != nil && kind != benchPingPong {
+		if err := op(0); err != nil { // warm up
+			return err
+		}
+	}
+	if err := ep.Barrier(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	if op != nil {
+		for i := range n {
+			if err := op(i); err != nil {
+				return err
+			}
+		}
+		if err := ep.Fence(ctx); err != nil {
+			return err
+		}
+	}
+	d := time.Since(start)
+	if err := ep.Barrier(ctx); err != nil {
+		return err
+	}
+	if me == 0 {
+		fmt.Printf("RESULT %d\n", d.Nanoseconds())
+	}
+	return nil
 }

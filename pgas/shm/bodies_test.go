@@ -15,6 +15,7 @@ import (
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/pgastest"
 	"github.com/pgasmr/pgasmr/pgas/shm"
+	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
 // The SPMD bodies the test ranks run. Each reports what the test checks
@@ -217,4 +218,29 @@ func timeoutBody(ctx context.Context, tr *shm.Transport, arg string) error {
 		fmt.Printf("TIMEOUT %d %v %d %q\n", r.ID(), errors.Is(err, pgas.ErrTimeout), time.Since(start).Milliseconds(), err)
 		return err
 	})
+}
+
+// failedChanBody: rank 1 fails its endpoint; rank 0 waits on its
+// endpoint's Failed channel, not in a transport call, and reports the
+// error its next call returns.
+func failedChanBody(ctx context.Context, tr *shm.Transport, _ string) error {
+	eps, err := tr.Open(ctx, transport.Job{ID: tr.JobID(), Ranks: tr.Size(), SegmentBytes: tr.SegmentBytes(), SyncTimeout: time.Minute})
+	if err != nil {
+		return err
+	}
+	ep := eps[0]
+	defer ep.Close()
+	if ep.Rank() == 1 {
+		time.Sleep(50 * time.Millisecond)
+		ep.Fail(errors.New("boom"))
+		return errors.New("boom")
+	}
+	select {
+	case <-ep.(interface{ Failed() <-chan struct{} }).Failed():
+	case <-time.After(5 * time.Second):
+		return errors.New("Failed did not close within 5 s")
+	}
+	err = ep.Fence(ctx)
+	fmt.Printf("FAILEDCHAN %v\n", err)
+	return err
 }

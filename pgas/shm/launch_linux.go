@@ -173,6 +173,12 @@ func (l *launch) run(ctx context.Context) error {
 			delete(running, x.rank)
 			ee := l.describe(x)
 			exited[x.rank] = ee
+			if ee.Code == 0 && l.m.rankWord(x.rank, rOpen).Load() != 0 {
+				// pgas.Run closes its endpoint before it returns: this
+				// process left in the middle of a job.
+				ee.Reason = "exited with status 0 in the middle of a job"
+				l.m.claimFailure(int64(x.rank)+2, kindDied, ee.Error())
+			}
 			if ee.Code == 0 {
 				l.m.rankWord(x.rank, rState).Store(stateExited)
 				futexWakeAll(l.m.word(offCount))

@@ -125,14 +125,15 @@ var bodies = map[string]func(ctx context.Context, tr *shm.Transport, arg string)
 	"colltest": func(ctx context.Context, tr *shm.Transport, _ string) error {
 		return pgas.Run(ctx, config(tr), colltest.RunAll)
 	},
-	"jobs":    jobsBody,
-	"pids":    pidsBody,
-	"fail":    failBody,
-	"kill":    killBody,
-	"exit0":   exit0Body,
-	"hang":    hangBody,
-	"timeout": timeoutBody,
-	"bench":   benchBody,
+	"jobs":       jobsBody,
+	"pids":       pidsBody,
+	"fail":       failBody,
+	"kill":       killBody,
+	"exit0":      exit0Body,
+	"hang":       hangBody,
+	"timeout":    timeoutBody,
+	"bench":      benchBody,
+	"failedchan": failedChanBody,
 }
 
 // launched is what a test launch produced.

@@ -318,6 +318,7 @@ func (m *mapping) claimFailure(who int64, kind int64, text string) bool {
 	m.word(offFailLen).Store(int64(n))
 	m.word(offFailReady).Store(1)
 	futexWakeAll(m.word(offCount))
+	futexWakeAll(m.word(offFailClaim))
 	return true
 }
 

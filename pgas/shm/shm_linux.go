@@ -139,7 +139,7 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 	m.rankWord(t.rank, rJobN).Store(int64(job.Ranks))
 	m.rankWord(t.rank, rOpen).Store(1)
 
-	e := &endpoint{t: t, job: job, rank: t.rank, size: t.size, stop: make(chan struct{})}
+	e := &endpoint{t: t, job: job, rank: t.rank, size: t.size, stop: make(chan struct{}), failed: make(chan struct{})}
 	e.segs = make([][]byte, t.size)
 	for r := range e.segs {
 		e.segs[r] = m.segment(r, job.SegmentBytes)
@@ -156,6 +156,7 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 		case <-e.stop:
 		}
 	}()
+	go e.watch()
 	if err := e.Barrier(ctx); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("shm: open: %w", err)
@@ -235,7 +236,27 @@ type endpoint struct {
 	notified bool
 
 	closed atomic.Bool
-	stop   chan struct{}
+	stop   chan struct{} // closed by Close
+	failed chan struct{} // closed by watch when the job has failed
+}
+
+// Failed returns a channel that is closed when the job has failed, on any
+// rank, while the endpoint is open. A runtime can cancel the context of
+// the rank's code with it, so that code which is not in a transport call
+// learns of the failure too.
+func (e *endpoint) Failed() <-chan struct{} { return e.failed }
+
+// watch sleeps on the failure record's word until a failure is recorded
+// or the endpoint is closed.
+func (e *endpoint) watch() {
+	claim := e.t.m.word(offFailClaim)
+	for !e.closed.Load() {
+		if claim.Load() != 0 {
+			close(e.failed)
+			return
+		}
+		futexSleep(claim, 0, 100*time.Millisecond)
+	}
 }
 
 var _ transport.Endpoint = (*endpoint)(nil)
@@ -487,6 +508,7 @@ func (e *endpoint) Close() error {
 	}
 	close(e.stop)
 	e.t.m.rankWord(e.rank, rOpen).Store(0)
+	futexWakeAll(e.t.m.word(offFailClaim)) // ends watch
 	e.t.mu.Lock()
 	e.t.mu.open = false
 	e.t.mu.Unlock()

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -151,7 +150,7 @@ func TestExitZero(t *testing.T) {
 	const ranks, quitter = 3, 1
 	res := launch(t, ranks, "exit0", strconv.Itoa(quitter), 1<<20)
 	ee := wantRankFailed(t, res, quitter)
-	if ee.Code != 0 || !strings.Contains(ee.Reason, "exited before barrier") {
+	if ee.Code != 0 || !strings.Contains(ee.Reason, "exited") {
 		t.Errorf("ExitError = %+v; want exit code 0 and the reason", ee)
 	}
 	checkSurvivors(t, res, ranks, quitter, false)
@@ -387,5 +386,12 @@ func TestBadSegmentSize(t *testing.T) {
 	}
 }
 
-// Keep syscall imported for the kill helpers in other files.
-var _ = syscall.SIGKILL
+// TestFailedChannel: an endpoint's Failed channel closes when another
+// rank fails, though this rank makes no transport call.
+func TestFailedChannel(t *testing.T) {
+	res := launch(t, 2, "failedchan", "", 1<<20)
+	wantRankFailed(t, res, 1)
+	if got := lines(res.stdout, "FAILEDCHAN "); len(got) != 1 || got[0] != "rank 1 failed: boom" {
+		t.Errorf("rank 0 reported %q; want [\"rank 1 failed: boom\"]\nstderr:\n%s", got, res.stderr)
+	}
+}
