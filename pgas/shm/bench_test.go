@@ -29,6 +29,7 @@ const (
 	benchEPPut             // transport Endpoint.Put
 	benchEPGet             // transport Endpoint.Get
 	benchPingPong          // FetchAdd on the peer's word, Load on one's own
+	benchBarrier           // Endpoint.Barrier
 )
 
 var benchSizes = []int{8, 64 << 10, 4 << 20}
@@ -70,6 +71,16 @@ func BenchmarkPingPong(b *testing.B) {
 	b.Run("ranks=2/shm-endpoint", func(b *testing.B) {
 		runBench(b, benchPingPong, 8, 0)
 	})
+}
+
+// BenchmarkBarrier: Endpoint.Barrier on every rank. With more ranks than
+// cores the waiters sleep on the futex.
+func BenchmarkBarrier(b *testing.B) {
+	for _, ranks := range []int{2, 4} {
+		b.Run(fmt.Sprintf("ranks=%d/shm-endpoint", ranks), func(b *testing.B) {
+			runBenchRanks(b, ranks, benchBarrier, 0, 0)
+		})
+	}
 }
 
 // BenchmarkAllgatherV: coll.AllgatherV of size bytes per rank from private
@@ -134,7 +145,11 @@ func allgatherV(ctx context.Context, r *pgas.Rank, size int) func() error {
 // runBench launches 2 ranks that run b.N operations of the given kind and
 // size and reports rank 0's time.
 func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
-	res := launch(b, 2, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N), benchSegBytes)
+	runBenchRanks(b, 2, kind, size, bytesPerOp)
+}
+
+func runBenchRanks(b *testing.B, ranks, kind, size int, bytesPerOp int64) {
+	res := launch(b, ranks, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N), benchSegBytes)
 	if res.err != nil {
 		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
 	}
@@ -240,6 +255,8 @@ func benchEndpoint(ctx context.Context, tr *shm.Transport, kind, size, n int) (e
 		op = func(int) error { return ep.Put(ctx, 1, 0, buf) }
 	case kind == benchEPGet && me == 0:
 		op = func(int) error { return ep.Get(ctx, 1, 0, buf) }
+	case kind == benchBarrier:
+		op = func(int) error { return ep.Barrier(ctx) }
 	case kind == benchPingPong:
 		// Iteration i: rank 0 adds 1 to rank 1's word and waits for its
 		// own word to reach i+1; rank 1 waits for its word to reach i+1
@@ -267,7 +284,7 @@ func benchEndpoint(ctx context.Context, tr *shm.Transport, kind, size, n int) (e
 			return nil
 		}
 	}
-	if op != nil && kind != benchPingPong {
+	if op != nil && kind != benchPingPong && kind != benchBarrier {
 		if err := op(0); err != nil { // warm up
 			return err
 		}
