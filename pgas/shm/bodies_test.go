@@ -164,19 +164,33 @@ func killBody(ctx context.Context, tr *shm.Transport, arg string) error {
 	})
 }
 
-// exit0Body: rank arg exits with status 0 in the middle of the job, while
-// the others wait in a barrier.
+// exit0Body: rank arg[0] exits with status 0 while the others wait for it
+// in a barrier: in the middle of a job (arg[1] == 0), or between two jobs
+// (arg[1] == 1: the others wait in the second job's Open).
 func exit0Body(ctx context.Context, tr *shm.Transport, arg string) error {
-	quitter := int(argInts(arg)[0])
-	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
-		if r.ID() == quitter {
+	args := argInts(arg)
+	quitter, between := int(args[0]), args[1] == 1
+	err := pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == quitter && !between {
 			time.Sleep(50 * time.Millisecond)
 			os.Exit(0)
+		}
+		if between {
+			return nil
 		}
 		err := r.Barrier(ctx)
 		report(r.ID(), err, time.Time{})
 		return err
 	})
+	if err != nil || !between {
+		return err
+	}
+	if tr.Rank() == quitter {
+		os.Exit(0)
+	}
+	err = pgas.Run(ctx, config(tr), func(context.Context, *pgas.Rank) error { return nil })
+	report(tr.Rank(), err, time.Time{})
+	return err
 }
 
 // hangBody: rank 0 waits for its context to end, the others wait for it

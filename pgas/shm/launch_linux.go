@@ -167,8 +167,16 @@ func (l *launch) run(ctx context.Context) error {
 		}
 	}
 	done := ctx.Done()
+	// A failure recorded by a rank that has not exited (yet) also starts
+	// the grace period.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for len(running) > 0 {
 		select {
+		case <-tick.C:
+			if who, _, _ := l.m.failure(); who != 0 {
+				startGrace()
+			}
 		case x := <-l.exits:
 			delete(running, x.rank)
 			ee := l.describe(x)
@@ -176,8 +184,9 @@ func (l *launch) run(ctx context.Context) error {
 			if ee.Code == 0 && l.m.rankWord(x.rank, rOpen).Load() != 0 {
 				// pgas.Run closes its endpoint before it returns: this
 				// process left in the middle of a job.
-				ee.Reason = "exited with status 0 in the middle of a job"
+				ee.Reason = "left in the middle of a job (its endpoint was open)"
 				l.m.claimFailure(int64(x.rank)+2, kindDied, ee.Error())
+				startGrace()
 			}
 			if ee.Code == 0 {
 				l.m.rankWord(x.rank, rState).Store(stateExited)

@@ -4,6 +4,7 @@ package shm_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -144,16 +145,23 @@ func TestKill(t *testing.T) {
 	}
 }
 
-// TestExitZero: a rank that exits with status 0 in the middle of a job
-// fails the ranks that wait for it.
+// TestExitZero: a rank that exits with status 0 in the middle of a job,
+// or before a job the others start, fails the ranks that wait for it.
 func TestExitZero(t *testing.T) {
 	const ranks, quitter = 3, 1
-	res := launch(t, ranks, "exit0", strconv.Itoa(quitter), 1<<20)
-	ee := wantRankFailed(t, res, quitter)
-	if ee.Code != 0 || !strings.Contains(ee.Reason, "exited") {
-		t.Errorf("ExitError = %+v; want exit code 0 and the reason", ee)
+	for _, tc := range []struct{ name, arg, reason string }{
+		{"mid-job", "1,0", "left in the middle of a job"},
+		{"between-jobs", "1,1", "exited before barrier phase"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := launch(t, ranks, "exit0", tc.arg, 1<<20)
+			ee := wantRankFailed(t, res, quitter)
+			if ee.Code != 0 || !strings.Contains(ee.Reason, tc.reason) {
+				t.Errorf("ExitError = %+v; want exit code 0 and the reason %q", ee, tc.reason)
+			}
+			checkSurvivors(t, res, ranks, quitter, false)
+		})
 	}
-	checkSurvivors(t, res, ranks, quitter, false)
 }
 
 // TestSyncTimeout: a rank that never reaches a barrier makes the others
@@ -189,6 +197,7 @@ func TestCancel(t *testing.T) {
 	job := "cancel"
 	pids := make([]int, ranks)
 	errc := make(chan error, 1)
+	var stderr bytes.Buffer
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +205,7 @@ func TestCancel(t *testing.T) {
 	go func() {
 		errc <- shm.Launch(ctx, shm.LaunchOptions{
 			Ranks: ranks, Argv: []string{os.Args[0], "-test.run=^$"}, Env: rankEnv("hang", ""),
-			Stdout: pw, JobID: job, SegmentBytes: 1 << 20,
+			Stdout: pw, Stderr: &stderr, JobID: job, SegmentBytes: 1 << 20,
 			Started: func(rank, pid int) { pids[rank] = pid },
 		})
 		pw.Close()
@@ -224,7 +233,10 @@ func TestCancel(t *testing.T) {
 	if d > 5*time.Second {
 		t.Errorf("Launch returned %v after the cancellation", d)
 	}
-	t.Logf("Launch returned %v after the cancellation; ranks: %q", d, ended)
+	t.Logf("Launch returned %v after the cancellation; ranks: %q\n%s", d, ended, stderr.String())
+	if len(ended) != ranks-1 {
+		t.Errorf("%d ranks reported the end of their barrier; want %d", len(ended), ranks-1)
+	}
 	checkClean(t, job, pids)
 }
 
