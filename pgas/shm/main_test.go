@@ -134,6 +134,11 @@ var bodies = map[string]func(ctx context.Context, tr *shm.Transport, arg string)
 	"timeout":    timeoutBody,
 	"bench":      benchBody,
 	"failedchan": failedChanBody,
+	"toobig": func(ctx context.Context, tr *shm.Transport, _ string) error {
+		cfg := config(tr)
+		cfg.SegmentBytes = 2 * tr.SegmentBytes()
+		return pgas.Run(ctx, cfg, func(context.Context, *pgas.Rank) error { return nil })
+	},
 }
 
 // launched is what a test launch produced.

@@ -110,14 +110,11 @@ func (t *Transport) SegmentBytes() int64 { return t.m.capacity }
 // segment is zeroed. Open fails if the launch's job has failed or an
 // endpoint of this transport is open.
 func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endpoint, error) {
-	if job.Ranks != t.size {
-		return nil, fmt.Errorf("shm: job has %d ranks, but this process was launched as rank %d of %d ranks (%s)", job.Ranks, t.rank, t.size, EnvSize)
-	}
-	if job.SegmentBytes < 0 || job.SegmentBytes%8 != 0 {
-		return nil, fmt.Errorf("shm: segment size %d is not a non-negative multiple of 8", job.SegmentBytes)
-	}
-	if job.SegmentBytes > t.m.capacity {
-		return nil, fmt.Errorf("shm: job wants %d-byte segments, the launcher reserved %d per rank (%s; launch with a larger segment size)", job.SegmentBytes, t.m.capacity, EnvSegmentBytes)
+	if err := t.checkJob(job); err != nil {
+		// The other ranks wait for this one in Open: fail the job, so
+		// that they learn why at once.
+		t.m.claimFailure(int64(t.rank)+2, kindError, err.Error())
+		return nil, err
 	}
 	if err := t.err(); err != nil {
 		return nil, err
@@ -172,6 +169,20 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 		}
 	}
 	return []transport.Endpoint{e}, nil
+}
+
+// checkJob reports why this process cannot host a rank of job.
+func (t *Transport) checkJob(job transport.Job) error {
+	if job.Ranks != t.size {
+		return fmt.Errorf("shm: job has %d ranks, but this process was launched as rank %d of %d ranks (%s)", job.Ranks, t.rank, t.size, EnvSize)
+	}
+	if job.SegmentBytes < 0 || job.SegmentBytes%8 != 0 {
+		return fmt.Errorf("shm: segment size %d is not a non-negative multiple of 8", job.SegmentBytes)
+	}
+	if job.SegmentBytes > t.m.capacity {
+		return fmt.Errorf("shm: job wants %d-byte segments, the launcher reserved %d per rank (%s; launch with a larger segment size)", job.SegmentBytes, t.m.capacity, EnvSegmentBytes)
+	}
+	return nil
 }
 
 // err returns the launch's failure, or nil.
