@@ -84,6 +84,16 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 			}
 			results <- result{ep.Rank(), err}
 		}()
+		// A failure of a rank in another process cancels ctx at once.
+		if fnot, ok := ep.(transport.FailureNotifier); ok {
+			go func() {
+				select {
+				case <-fnot.Failed():
+					failOnce.Do(func() { close(failed); cancel() })
+				case <-ctx.Done():
+				}
+			}()
+		}
 	}
 
 	errs := make(map[int]error, len(eps))

@@ -105,6 +105,27 @@ func failBody(ctx context.Context, tr *shm.Transport, arg string) error {
 	})
 }
 
+// busyBody: rank bad fails while the others wait on their context only,
+// making no transport call; pgas.Run must cancel it when the job fails.
+// A survivor prints "CANCELLED <rank> <ms>" when its context ends.
+func busyBody(ctx context.Context, tr *shm.Transport, arg string) error {
+	bad := int(argInts(arg)[0])
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == bad {
+			time.Sleep(50 * time.Millisecond)
+			return errors.New("boom")
+		}
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+			fmt.Printf("CANCELLED %d %.1f\n", r.ID(), float64(time.Since(start).Microseconds())/1000)
+			return ctx.Err()
+		case <-time.After(time.Minute):
+			return errors.New("not cancelled within a minute")
+		}
+	})
+}
+
 // report prints what a surviving rank saw: "SAW <rank> <failed rank>
 // <ms since the failure>", or "BAD <rank> <error>".
 func report(me int, err error, at time.Time) {

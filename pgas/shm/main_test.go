@@ -128,6 +128,7 @@ var bodies = map[string]func(ctx context.Context, tr *shm.Transport, arg string)
 	"jobs":       jobsBody,
 	"pids":       pidsBody,
 	"fail":       failBody,
+	"busy":       busyBody,
 	"kill":       killBody,
 	"exit0":      exit0Body,
 	"hang":       hangBody,

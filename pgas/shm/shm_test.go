@@ -84,6 +84,25 @@ func TestRankError(t *testing.T) {
 	checkSurvivors(t, res, ranks, bad, false)
 }
 
+// TestFailureCancelsBusyRanks: ranks busy outside the transport (waiting
+// on their context) are cancelled as soon as another process's rank fails,
+// long before the launcher's kill grace period.
+func TestFailureCancelsBusyRanks(t *testing.T) {
+	const ranks, bad = 3, 1
+	res := launch(t, ranks, "busy", strconv.Itoa(bad), 1<<20)
+	ee := wantRankFailed(t, res, bad)
+	if !strings.Contains(ee.Reason, "boom") {
+		t.Errorf("ExitError = %+v; want the reason boom", ee)
+	}
+	if c := lines(res.stdout, "CANCELLED "); len(c) != ranks-1 {
+		t.Errorf("%d ranks saw their context cancelled, want %d\nstdout:\n%s", len(c), ranks-1, res.stdout)
+	}
+	if res.took > shm.DefaultKillGrace {
+		t.Errorf("Launch took %v: the busy ranks were killed, not cancelled", res.took)
+	}
+	t.Logf("Launch returned after %v", res.took)
+}
+
 // checkSurvivors checks the SAW lines: every rank but failed saw the
 // failure of rank failed (within 5 s of it, if timed).
 func checkSurvivors(t *testing.T, res launched, ranks, failed int, timed bool) {

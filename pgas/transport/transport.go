@@ -180,6 +180,16 @@ type Done struct{ Err error }
 // Wait returns h.Err.
 func (h Done) Wait(context.Context) error { return h.Err }
 
+// FailureNotifier is implemented by endpoints that learn of a job's
+// failure while no call is in progress (a process transport watching a
+// shared failure record). Failed returns a channel closed once any rank of
+// the job has failed; pgas.Run then cancels the context of the ranks it
+// hosts, so that rank code busy outside the transport (a long map loop
+// checking ctx) stops promptly instead of at its next blocking call.
+type FailureNotifier interface {
+	Failed() <-chan struct{}
+}
+
 // Collectives is implemented by endpoints whose transport offers native
 // collectives over all the ranks of a job (MPI does). Package coll uses
 // them for the world team where the call's semantics match, unless the
