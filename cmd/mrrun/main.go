@@ -5,6 +5,7 @@
 //	mrrun gen APP [flags] OUTPUT     generate an input for APP
 //	mrrun list                       the apps, their inputs and flags
 //	mrrun bench [flags]              throughput and speed-up of apps × ranks × modes × baselines
+//	mrrun exec -np N -- PROG ARGS    run a pgas program as N processes on the shm transport
 //	mrrun --version
 //
 // mrrun only wires flags to library calls: every job it runs is a call of
@@ -61,7 +62,10 @@ var errInterrupted = errors.New("interrupted")
 // status. A cancelled ctx means interrupted.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args = rewriteNP(args)
-	err := dispatch(ctx, args, stdout, stderr)
+	err := initRank()
+	if err == nil {
+		err = dispatch(ctx, args, stdout, stderr)
+	}
 	return report(ctx, stderr, err)
 }
 
@@ -82,6 +86,13 @@ func report(ctx context.Context, stderr io.Writer, err error) int {
 		code = ee.code
 	}
 	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	if rankOf != "" {
+		// A rank process: its launcher prints one line for the job.
+		if code == 130 {
+			return code
+		}
+		msg = fmt.Sprintf("rank %d: %s", rankID, strings.TrimPrefix(msg, fmt.Sprintf("pgas: rank %d: ", rankID)))
+	}
 	fmt.Fprintf(stderr, "mrrun: %s\n", msg)
 	return code
 }
@@ -113,6 +124,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cmdList(args[1:], stdout)
 		case "bench":
 			return cmdBench(ctx, args[1:], stdout, stderr)
+		case "exec":
+			return cmdExec(ctx, args[1:], stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, usageText())
 			return nil
@@ -155,6 +168,7 @@ func usageText() string {
   mrrun gen APP [flags] OUTPUT   generate an input for APP
   mrrun list                     the apps, their input formats and flags
   mrrun bench [flags]            benchmark apps × ranks × modes × baselines
+  mrrun exec -np N -- PROG ARGS  run any pgas program as N shm rank processes
   mrrun --version
 
 Run 'mrrun --help' for the run flags, 'mrrun gen --help' and 'mrrun bench --help' for theirs.

@@ -16,6 +16,8 @@ import (
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/launch"
+	"github.com/pgasmr/pgasmr/pgas/shm"
 	"github.com/pgasmr/pgasmr/reduce"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -54,10 +56,11 @@ type rankStats struct {
 }
 
 // transports lists the transports this build has.
-var transports = []string{"inproc"}
+var transports = []string{"inproc", "shm"}
 
-// runJob runs spec and returns the result (of the root rank for a pgasmr
-// job).
+// runJob runs spec and returns the result: in this process for inproc and
+// the baselines, or this process's rank when a launcher started it as one
+// (then only the root's process gets a result; the others get nil).
 func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	if obs.progress != nil {
 		ctx = mr.WithProgress(ctx, obs.progress)
@@ -72,27 +75,49 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	default:
 		return nil, usagef("unknown baseline %q (want seq or goroutines)", spec.baseline)
 	}
-	if spec.transport != "inproc" {
+	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode}
+	switch spec.transport {
+	case "inproc":
+	case "shm":
+		var err error
+		if cfg, err = launch.FromEnv(cfg); err != nil {
+			return nil, err
+		}
+		if cfg.Transport == nil {
+			return nil, fmt.Errorf("--transport shm: this process was not started as a rank (mrrun launches its ranks itself)")
+		}
+		if cfg.Ranks != spec.ranks {
+			return nil, fmt.Errorf("--transport shm: launched with %d ranks, asked for %d", cfg.Ranks, spec.ranks)
+		}
+	default:
 		return nil, usagef("transport %q is not available in this build (want %s)", spec.transport, strings.Join(transports, ", "))
 	}
-	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode}
 	if err := cfg.Validate(); err != nil {
 		return nil, usagef("%v", err)
 	}
-	per := make([]rankStats, spec.ranks)
 	var (
 		mu  sync.Mutex
 		res result
 	)
 	t0 := time.Now()
 	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		var js mr.JobStats
 		if obs.stats != nil {
-			ctx = mr.WithStats(ctx, &per[r.ID()].JobStats)
+			ctx = mr.WithStats(ctx, &js)
 		}
 		out, err := a.run(ctx, r, spec.inputs, spec.opts)
-		per[r.ID()].Runtime = r.Stats()
 		if err != nil {
 			return err
+		}
+		if obs.stats != nil {
+			per, err := gatherStats(ctx, r, js, spec.opts.Root)
+			if err != nil {
+				return fmt.Errorf("gathering --stats: %w", err)
+			}
+			if r.ID() == spec.opts.Root {
+				*obs.stats = jobStats{Transport: spec.transport, Ranks: r.N(), RanksPerNode: spec.ranksPerNode,
+					Wall: time.Since(t0), PerRank: per}
+			}
 		}
 		if out != nil && r.ID() == spec.opts.Root {
 			mu.Lock()
@@ -101,17 +126,45 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		}
 		return nil
 	})
-	if obs.stats != nil {
-		*obs.stats = jobStats{Transport: spec.transport, Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode,
-			Wall: time.Since(t0), PerRank: per}
-	}
 	if err != nil {
 		return nil, err
 	}
-	if res == nil {
+	if res == nil && (spec.transport == "inproc" || cfg.Transport.(*shm.Transport).Rank() == spec.opts.Root) {
 		return nil, fmt.Errorf("%s: rank %d returned no result", a.name, spec.opts.Root)
 	}
 	return res, nil
+}
+
+// gatherStats is collective: it returns, on root, every rank's figures:
+// its mr.JobStats (gathered through a shared array, one element per rank)
+// and its runtime counters (pgas.AllStats, taken before the gather so the
+// gather's own traffic is not counted). Other ranks get nil.
+func gatherStats(ctx context.Context, r *pgas.Rank, js mr.JobStats, root int) ([]rankStats, error) {
+	rt, _, err := r.AllStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(r.N())
+	arr, err := pgas.AllAllocArray[mr.JobStats](ctx, r, n, 1)
+	if err != nil {
+		return nil, err
+	}
+	arr.Local()[0] = js
+	if err := r.Barrier(ctx); err != nil {
+		return nil, err
+	}
+	var per []rankStats
+	if r.ID() == root {
+		all := make([]mr.JobStats, n)
+		if err := arr.GetRange(ctx, all, 0); err != nil {
+			return nil, err
+		}
+		per = make([]rankStats, n)
+		for i := range per {
+			per[i] = rankStats{JobStats: all[i], Runtime: rt[i]}
+		}
+	}
+	return per, arr.AllFree(ctx)
 }
 
 // runFlags are the flags of the run command.
@@ -292,6 +345,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if spec.transport == "shm" && rankOf == "" {
+		// This process is the launcher: the ranks are copies of it, run
+		// with the same arguments.
+		return launchRanks(ctx, spec.ranks, args, stdout, stderr)
+	}
+	if rankOf != "" {
+		// A rank process: profiles are per rank, the bar is not drawn.
+		for _, p := range []*string{&f.cpuprofile, &f.memprofile} {
+			if *p != "" {
+				*p = fmt.Sprintf("%s.rank%d", *p, rankID)
+			}
+		}
+		f.progress = false
+	}
 	if f.cpuprofile != "" {
 		pf, err := os.Create(f.cpuprofile)
 		if err != nil {
@@ -308,7 +375,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.stats {
 		obs.stats = new(jobStats)
 	}
-	showBar := !f.quiet && (f.progress || (!fs.Changed("progress") && isTerminal(stderr)))
+	showBar := rankOf == "" && !f.quiet && (f.progress || (!fs.Changed("progress") && isTerminal(stderr)))
 	var stop func()
 	if showBar {
 		stop = startProgress(stderr, obs.progress, a.unit)
@@ -328,10 +395,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("--memprofile: %w", err)
 		}
 	}
+	if res == nil {
+		return nil // a rank process other than the root's: the root writes the result
+	}
 	if !f.quiet && a.report != nil {
 		a.report(stderr, res)
 	}
-	if f.stats && obs.stats != nil && spec.baseline == "" {
+	if f.stats && spec.baseline == "" {
 		if err := writeStats(stderr, *obs.stats, f.statsFormat); err != nil {
 			return err
 		}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -119,6 +121,8 @@ func TestSameOutput(t *testing.T) {
 		{"-np", "3", "--gather", "none"},
 		{"-np", "2", "--gather", "partitioned", "--no-collectives"},
 		{"-np", "4", "--ranks-per-node", "2"},
+		{"--transport", "shm", "-np", "2"},
+		{"--transport", "shm", "-np", "4", "--map", "element", "--dist", "cyclic", "--gather", "all"},
 	}
 	for _, app := range []string{"histogram", "linreg", "wordcount", "spamcount"} {
 		t.Run(app, func(t *testing.T) {
@@ -519,4 +523,179 @@ func TestProfiles(t *testing.T) {
 	}
 	r := mrrun(t, "--baseline", "seq", "-np", "2", "wordcount", testInput(t, "wordcount")).want(t, 2)
 	checkOneLine(t, nil, r.stderr, "--np has no effect with --baseline seq")
+}
+
+// children returns the pids of the processes whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// shmLeft returns the shm segment files of launcher pid still in /dev/shm.
+func shmLeft(pid int) []string {
+	m, _ := filepath.Glob(fmt.Sprintf("/dev/shm/pgasmr-shm-%d-*", pid))
+	return m
+}
+
+// startShmJob starts a 3-rank shm wordcount job long enough to be
+// interrupted and returns it once its ranks run.
+func startShmJob(t *testing.T) (*exec.Cmd, *bytes.Buffer, []int) {
+	t.Helper()
+	size := int64(40 << 20)
+	if !raceEnabled {
+		size = 150 << 20
+	}
+	in := t.TempDir()
+	if err := wordcount.Generate(in, size, 8, 3); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binPath, "--transport", "shm", "-np", "3", "-q", "wordcount", in)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var kids []int
+	for deadline := time.Now().Add(20 * time.Second); len(kids) < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("found %d rank processes, want 3", len(kids))
+		}
+		kids = children(cmd.Process.Pid)
+	}
+	time.Sleep(300 * time.Millisecond) // into the map
+	return cmd, &errb, kids
+}
+
+// waitExit waits at most limit for cmd and returns its exit status and how
+// long it took.
+func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return code, time.Since(start)
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		t.Fatalf("mrrun still running %v later", limit)
+	}
+	return 0, 0
+}
+
+// checkNothingLeft checks that no rank process and no segment remains.
+func checkNothingLeft(t *testing.T, launcher int, kids []int) {
+	t.Helper()
+	for _, k := range kids {
+		if err := syscall.Kill(k, 0); err == nil {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", k))
+			if !strings.Contains(string(b), ") Z ") {
+				t.Errorf("rank process %d still running", k)
+			}
+		}
+	}
+	if left := shmLeft(launcher); len(left) > 0 {
+		t.Errorf("segments left: %v", left)
+	}
+}
+
+// TestShmKill: SIGKILL one rank process of an shm job in the middle of
+// its map: mrrun exits 1 within 5 s with one line naming the rank, and
+// leaves no process and no segment.
+func TestShmKill(t *testing.T) {
+	cmd, errb, kids := startShmJob(t)
+	if err := syscall.Kill(kids[1], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 10*time.Second)
+	t.Logf("mrrun exited %d %v after the kill: %q", code, took.Round(time.Millisecond), errb.String())
+	if code != 1 || took > 5*time.Second {
+		t.Errorf("exit %d after %v, want 1 within 5 s", code, took)
+	}
+	checkOneLine(t, nil, errb.String(), "killed")
+	if !strings.Contains(errb.String(), "rank ") {
+		t.Errorf("stderr %q does not name the rank", errb.String())
+	}
+	checkNothingLeft(t, cmd.Process.Pid, kids)
+}
+
+// TestShmInterrupt: SIGINT to the launcher stops every rank: exit 130,
+// one line, nothing left.
+func TestShmInterrupt(t *testing.T) {
+	cmd, errb, kids := startShmJob(t)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 10*time.Second)
+	t.Logf("mrrun exited %d %v after SIGINT", code, took.Round(time.Millisecond))
+	if code != 130 || errb.String() != "mrrun: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want 130 and \"mrrun: interrupted\"", code, errb.String())
+	}
+	if took > 3*time.Second {
+		t.Errorf("took %v to stop", took)
+	}
+	checkNothingLeft(t, cmd.Process.Pid, kids)
+}
+
+// TestShmErrors: a bad input under shm is one line naming the rank and
+// the file, exit 1; --stats names the transport.
+func TestShmErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.bmp")
+	if err := os.WriteFile(bad, []byte("BMnot a bitmap"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mrrun(t, "--transport", "shm", "-np", "2", "histogram", bad).want(t, 1)
+	checkOneLine(t, nil, r.stderr, bad)
+	if !strings.HasPrefix(r.stderr, "mrrun: rank ") {
+		t.Errorf("stderr %q does not start by naming the rank", r.stderr)
+	}
+	r = mrrun(t, "--transport", "shm", "-np", "2", "-q", "--stats", "--stats-format", "json", "linreg", testInput(t, "linreg")).want(t, 0)
+	var s statsJSON
+	i := strings.Index(r.stderr, "{")
+	if i < 0 || json.Unmarshal([]byte(r.stderr[i:]), &s) != nil || s.Transport != "shm" || s.Ranks != 2 || len(s.PerRank) != 2 {
+		t.Errorf("stats under shm: %q", r.stderr)
+	}
+}
+
+// TestExec checks mrrun exec's usage errors and its exit status for
+// programs that are not pgas programs at all.
+func TestExec(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", "-np", "2"}, "no program given"},
+		{[]string{"exec", "-np", "0", "--", "true"}, "-np 0"},
+		{[]string{"exec", "--transport", "inproc", "--", "true"}, `--transport "inproc"`},
+		{[]string{"exec", "--segment-bytes", "7", "--", "true"}, "--segment-bytes 7"},
+	} {
+		r := mrrun(t, c.args...).want(t, 2)
+		checkOneLine(t, c.args, r.stderr, c.want)
+	}
+	mrrun(t, "exec", "-np", "2", "--", "true").want(t, 0)
+	r := mrrun(t, "exec", "-np", "2", "--", "false").want(t, 1)
+	checkOneLine(t, nil, r.stderr, "exit status 1")
+	r = mrrun(t, "exec", "-np", "2", "--", "/nonexistent/prog").want(t, 1)
+	checkOneLine(t, nil, r.stderr, "/nonexistent/prog")
 }

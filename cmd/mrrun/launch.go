@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pgasmr/pgasmr/pgas/launch"
+	"github.com/pgasmr/pgasmr/pgas/shm"
+)
+
+// rankOf is the launcher that started this process as a rank ("shm"), or
+// "" for a process that was not; rankID is then its rank. Set by
+// initRank.
+var (
+	rankOf string
+	rankID int
+)
+
+// initRank finds out whether a launcher started this process as a rank.
+func initRank() error {
+	kind, err := launch.Launched()
+	if err != nil {
+		return err
+	}
+	rankOf = kind
+	if kind == "shm" {
+		rankID, _ = strconv.Atoi(os.Getenv(shm.EnvRank))
+	}
+	return nil
+}
+
+// launchRanks runs a job of n rank processes of this program with args
+// (the same command line, so each rank parses the same flags) on the shm
+// transport, and turns the outcome into one error line: the failed rank's
+// own error as it recorded it, or as its process printed it, or how the
+// process died. The ranks' stdout is this process's stdout (only the
+// root's writes the result); their stderr is passed through except their
+// error lines, which the launcher summarises.
+func launchRanks(ctx context.Context, n int, args []string, stdout, stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--transport shm: finding this program to start its ranks: %w", err)
+	}
+	errLines := &rankStderr{w: stderr, lines: map[int]string{}}
+	err = shm.Launch(ctx, shm.LaunchOptions{
+		Ranks:  n,
+		Argv:   append([]string{exe}, args...),
+		Stdout: stdout,
+		Stderr: errLines,
+	})
+	errLines.flush()
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var ee *shm.ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	if line, ok := errLines.lines[ee.Rank]; ok {
+		return errors.New(line) // the rank's own "rank N: ..." line
+	}
+	if ee.Reason != "" {
+		return fmt.Errorf("rank %d: %s", ee.Rank, ee.Reason)
+	}
+	return err
+}
+
+// rankStderr passes the ranks' stderr through, except the lines
+// "mrrun: rank N: ..." with which a rank reports its error: it keeps the
+// first of each rank's for the launcher's summary.
+type rankStderr struct {
+	mu    sync.Mutex
+	w     io.Writer
+	buf   []byte
+	lines map[int]string
+}
+
+func (s *rankStderr) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			break
+		}
+		s.line(string(s.buf[:i+1]))
+		s.buf = s.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (s *rankStderr) line(l string) {
+	if rest, ok := strings.CutPrefix(l, "mrrun: rank "); ok {
+		num, _, _ := strings.Cut(rest, ":")
+		if r, err := strconv.Atoi(num); err == nil {
+			if _, seen := s.lines[r]; !seen {
+				s.lines[r] = strings.TrimSuffix("rank "+rest, "\n")
+			}
+			return
+		}
+	}
+	if l == "mrrun: interrupted\n" {
+		return
+	}
+	io.WriteString(s.w, l)
+}
+
+func (s *rankStderr) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.buf) > 0 {
+		s.line(string(s.buf))
+		s.buf = nil
+	}
+}
