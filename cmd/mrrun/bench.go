@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -29,7 +30,8 @@ const benchHelp = `Usage: mrrun bench [flags]
 Runs every app of --apps on every rank count of --ranks in every mode of
 --modes, and the baselines of --baselines, on generated inputs of --size
 bytes (or the inputs of --input). Each configuration runs --warmup untimed
-and --reps timed times; the table (or --json) gives the median wall time
+and --reps timed times (the timed runs interleaved, one round over every
+configuration per repetition, so a drifting machine slows them alike); the table (or --json) gives the median wall time
 of the job (reading included), the throughput in MB/s (10^6 input bytes
 per second) and the speed-up against seq (seq's median / this median,
 same app and input). seq always runs: it is the reference for the
@@ -60,7 +62,7 @@ type benchFlags struct {
 	transport                      string
 	reps, warmup, messages         int
 	seed                           uint64
-	json, quiet                    bool
+	json, quiet, exec              bool
 }
 
 func (f *benchFlags) define(fs *pflag.FlagSet) {
@@ -80,6 +82,7 @@ func (f *benchFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "keep generated inputs in DIR and reuse them on the next run (default: a temporary directory, removed at the end)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the generated inputs")
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
+	fs.BoolVar(&f.exec, "exec", false, "run every job as a fresh mrrun process (as a user runs it) instead of in this process; implied by --transport shm")
 	fs.BoolVar(&f.json, "json", false, `print {"results":[...]} as JSON instead of a table`)
 	fs.StringVar(&f.plot, "plot", "", "also draw throughput and speed-up against ranks to FILE.png or FILE.svg")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
@@ -176,6 +179,7 @@ type benchPlan struct {
 	reps      int    // timed runs per configuration
 	warmup    int    // untimed runs before them
 	plotFmt   string // "", "png" or "svg"
+	exec      bool   // every job a fresh mrrun process
 }
 
 // plan checks the flags.
@@ -251,6 +255,7 @@ func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
 	if !slices.Contains(transports, f.transport) {
 		return p, usagef("--transport %q: not available in this build (have: %s)", f.transport, strings.Join(transports, ", "))
 	}
+	p.exec = f.exec || f.transport != "inproc"
 	p.inputs = map[string][]string{}
 	for _, in := range f.inputs {
 		name, path, ok := strings.Cut(in, "=")
@@ -474,71 +479,30 @@ func inputBytes(paths []string) (int64, error) {
 }
 
 // benchApp runs every configuration of a on inputs: the baselines (seq
-// first), then every mode on every rank count.
+// first), then every mode on every rank count. Repetitions are
+// interleaved, round by round over all the configurations, so that a
+// machine whose speed drifts (a shared host) slows every configuration
+// alike instead of the ones that happened to run last.
 func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transport string, progress func(string, ...any)) ([]benchResult, error) {
 	size, err := inputBytes(inputs)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s input: %w", a.name, err)
 	}
 	base := jobOpts{Dist: distrib.Block, ElementMap: !a.arrayMap, Gather: a.defaultGather}
-	var (
-		results []benchResult
-		want    []byte // seq's output: every configuration must match it
-		seqS    float64
-	)
-	run := func(label string, spec jobSpec, r benchResult) error {
-		reps := p.reps
-		times := make([]time.Duration, 0, reps)
-		for i := range p.warmup + reps {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			what := fmt.Sprintf("rep %d/%d", i-p.warmup+1, reps)
-			if i < p.warmup {
-				what = fmt.Sprintf("warm-up %d/%d", i+1, p.warmup)
-			}
-			progress("%s %s %s", a.name, label, what)
-			runtime.GC()
-			t0 := time.Now()
-			res, err := runJob(ctx, spec, observers{})
-			if i >= p.warmup {
-				times = append(times, time.Since(t0))
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("bench: %s %s: %w", a.name, label, err)
-			}
-			var buf bytes.Buffer
-			if err := res.Write(&buf, "tsv"); err != nil {
-				return fmt.Errorf("bench: %s %s: writing the result: %w", a.name, label, err)
-			}
-			if want == nil {
-				want = buf.Bytes()
-			} else if err := sameOutput(want, buf.Bytes()); err != nil {
-				return fmt.Errorf("bench: %s %s %s: output differs from seq's: %v", a.name, label, what, err)
-			}
-		}
-		r.App, r.InputBytes, r.Reps = a.name, size, reps
-		r.MedianS = median(times).Seconds()
-		if r.Baseline == "seq" {
-			seqS = r.MedianS
-		}
-		r.MBPerS = float64(size) / 1e6 / r.MedianS
-		r.SpeedupVsSeq = seqS / r.MedianS
-		results = append(results, r)
-		return nil
+	type config struct {
+		label string
+		spec  jobSpec
+		r     benchResult
+		times []time.Duration
 	}
+	var configs []*config
 	for _, b := range p.baselines {
 		ranks := 1
 		if b == "goroutines" {
 			ranks = runtime.GOMAXPROCS(0)
 		}
-		spec := jobSpec{app: a, inputs: inputs, baseline: b, opts: base}
-		if err := run(b, spec, benchResult{Ranks: ranks, Baseline: b}); err != nil {
-			return nil, err
-		}
+		configs = append(configs, &config{label: b, spec: jobSpec{app: a, inputs: inputs, baseline: b, opts: base},
+			r: benchResult{Ranks: ranks, Baseline: b}})
 	}
 	for _, m := range p.modes {
 		o, ok := m.opts(a)
@@ -551,13 +515,80 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 			mapMode = "element"
 		}
 		for _, n := range p.ranks {
-			spec := jobSpec{app: a, inputs: inputs, transport: transport, ranks: n, opts: o}
-			r := benchResult{Mode: m.name, Transport: transport, Ranks: n, Dist: o.Dist.String(), Map: mapMode,
-				Gather: o.Gather.String(), Collectives: o.Transfer == reduce.Collective}
-			if err := run(fmt.Sprintf("ranks=%d %s", n, m.name), spec, r); err != nil {
+			configs = append(configs, &config{label: fmt.Sprintf("ranks=%d %s", n, m.name),
+				spec: jobSpec{app: a, inputs: inputs, transport: transport, ranks: n, opts: o},
+				r: benchResult{Mode: m.name, Transport: transport, Ranks: n, Dist: o.Dist.String(), Map: mapMode,
+					Gather: o.Gather.String(), Collectives: o.Transfer == reduce.Collective}})
+		}
+	}
+	var want []byte // seq's output: every configuration must match it
+	once := func(c *config, what string) (time.Duration, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		progress("%s %s %s", a.name, c.label, what)
+		var (
+			buf  bytes.Buffer
+			took time.Duration
+			err  error
+		)
+		if p.exec {
+			took, err = runProcess(ctx, c.spec, &buf)
+		} else {
+			runtime.GC()
+			t0 := time.Now()
+			var res result
+			res, err = runJob(ctx, c.spec, observers{})
+			took = time.Since(t0)
+			if err == nil {
+				if err := res.Write(&buf, "tsv"); err != nil {
+					return 0, fmt.Errorf("bench: %s %s: writing the result: %w", a.name, c.label, err)
+				}
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			return 0, fmt.Errorf("bench: %s %s: %w", a.name, c.label, err)
+		}
+		if want == nil {
+			want = buf.Bytes()
+		} else if err := sameOutput(want, buf.Bytes()); err != nil {
+			return 0, fmt.Errorf("bench: %s %s %s: output differs from seq's: %v", a.name, c.label, what, err)
+		}
+		return took, nil
+	}
+	for _, c := range configs {
+		for i := range p.warmup {
+			if _, err := once(c, fmt.Sprintf("warm-up %d/%d", i+1, p.warmup)); err != nil {
 				return nil, err
 			}
 		}
+	}
+	for i := range p.reps {
+		for _, c := range configs {
+			took, err := once(c, fmt.Sprintf("rep %d/%d", i+1, p.reps))
+			if err != nil {
+				return nil, err
+			}
+			c.times = append(c.times, took)
+		}
+	}
+	var (
+		results []benchResult
+		seqS    float64
+	)
+	for _, c := range configs {
+		r := c.r
+		r.App, r.InputBytes, r.Reps = a.name, size, p.reps
+		r.MedianS = median(c.times).Seconds()
+		if r.Baseline == "seq" {
+			seqS = r.MedianS
+		}
+		r.MBPerS = float64(size) / 1e6 / r.MedianS
+		r.SpeedupVsSeq = seqS / r.MedianS
+		results = append(results, r)
 	}
 	return results, nil
 }
@@ -606,4 +637,51 @@ func writeBenchTable(w io.Writer, results []benchResult) error {
 			dash(r.Dist), dash(r.Map), dash(r.Gather), coll, r.Reps, float64(r.InputBytes)/1e6, r.MedianS, r.MBPerS, r.SpeedupVsSeq)
 	}
 	return tw.Flush()
+}
+
+// runProcess runs spec as a fresh mrrun process writing tsv to out, and
+// returns its wall time (process start and exit included).
+func runProcess(ctx context.Context, spec jobSpec, out *bytes.Buffer) (time.Duration, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	args := append(specArgs(spec), "-q", "--output-format", "tsv", spec.app.name)
+	args = append(args, spec.inputs...)
+	cmd := exec.CommandContext(ctx, exe, args...)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &errb
+	t0 := time.Now()
+	err = cmd.Run()
+	took := time.Since(t0)
+	if err != nil {
+		return took, fmt.Errorf("mrrun %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return took, nil
+}
+
+// specArgs returns the mrrun flags that run spec (without -q, the output
+// format, the app and the inputs).
+func specArgs(spec jobSpec) []string {
+	if spec.baseline != "" {
+		return []string{"--baseline", spec.baseline}
+	}
+	o := spec.opts
+	args := []string{"--transport", spec.transport, "--np", strconv.Itoa(spec.ranks),
+		"--gather", o.Gather.String(), "--root", strconv.Itoa(o.Root)}
+	if spec.ranksPerNode > 0 {
+		args = append(args, "--ranks-per-node", strconv.Itoa(spec.ranksPerNode))
+	}
+	if o.ElementMap {
+		args = append(args, "--map", "element", "--dist", o.Dist.String())
+		if o.Dist == distrib.BestFit {
+			args = append(args, "--threshold", strconv.FormatFloat(o.Threshold, 'g', -1, 64))
+		}
+	} else {
+		args = append(args, "--map", "array")
+	}
+	if o.Transfer == reduce.ElementByElement {
+		args = append(args, "--no-collectives")
+	}
+	return args
 }

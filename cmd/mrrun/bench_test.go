@@ -254,7 +254,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--plot", "no/such/dir/out.png"}, "--plot"},
 		{[]string{"--input", "wordcount"}, "--input"},
 		{[]string{"--apps", "histogram", "--input", "wordcount=x"}, "not in --apps"},
-		{[]string{"--transport", "shm"}, "--transport"},
+		{[]string{"--transport", "mpi"}, "--transport"},
 		{[]string{"--nosuch"}, "--nosuch"},
 		{[]string{"extra"}, "no arguments"},
 	} {
@@ -411,6 +411,28 @@ func TestPlotNiceTicks(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("niceTicks(%v, %v) = %v; want %v", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
+// TestBenchShm runs bench with --transport shm: every job is a fresh
+// mrrun process (the ranks processes of their own), checked against seq.
+func TestBenchShm(t *testing.T) {
+	r := mrrun(t, "bench", "-q", "--json", "--apps", "wordcount,histogram", "--size", "200KB", "--reps", "1",
+		"--warmup", "0", "--ranks", "2", "--baselines", "seq", "--modes", "default,cyclic", "--transport", "shm").want(t, 0)
+	var out struct{ Results []benchResult }
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(out.Results) != 6 {
+		t.Fatalf("%d results, want 6 (seq and 2 modes for 2 apps): %+v", len(out.Results), out.Results)
+	}
+	for _, res := range out.Results {
+		if res.Baseline == "" && (res.Transport != "shm" || res.Ranks != 2) {
+			t.Errorf("result %+v: want transport shm, 2 ranks", res)
+		}
+		if res.MedianS <= 0 {
+			t.Errorf("result %+v: no time", res)
 		}
 	}
 }
