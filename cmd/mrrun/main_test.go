@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	code := m.Run()
 	os.RemoveAll(dir)
+	if inputsDir != "" {
+		os.RemoveAll(inputsDir)
+	}
 	os.Exit(code)
 }
 

@@ -22,7 +22,8 @@ import (
 	"github.com/pgasmr/pgasmr/apps/wordcount"
 )
 
-// inputs are small generated inputs of each app, made once.
+// inputs are small generated inputs of each app, made once and removed by
+// TestMain.
 var (
 	inputsOnce sync.Once
 	inputsDir  string
@@ -59,7 +60,6 @@ func testInput(t *testing.T, app string) string {
 	if inputsErr != nil {
 		t.Fatal(inputsErr)
 	}
-	t.Cleanup(func() {}) // inputsDir is removed by the OS's temp cleaning; it is small
 	return appInputs[app]
 }
 
