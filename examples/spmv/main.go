@@ -4,12 +4,14 @@
 // and the traffic the runtime counted.
 //
 //	go run ./examples/spmv -np 4
+//	go build -o spmv ./examples/spmv && mrrun exec -np 2 --segment-bytes 256MiB -- ./spmv
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/internal/spmv"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/launch"
 )
 
 func main() {
@@ -57,18 +60,34 @@ func run() error {
 	p := spmv.Params{N: *n, RNZ: 16, Far: *far, Seed: 1}
 	want := spmv.Sequential(p, *iters)
 	rowBytes := int64(p.RNZ)*16 + 24
-	seg := 4*(*n/int64(*np)+*blk)*rowBytes + 32<<20
-
-	fmt.Printf("SpMV y = Dx + Ax, n=%d, 16 off-diagonals per row (%.0f%% random), BLOCKSIZE=%d, %d steps\n",
+	// Under a launcher (mrrun exec, mpirun) this process is one rank of
+	// the launcher's job; otherwise -np ranks run here.
+	cfg, err := launch.FromEnv(pgas.Config{Ranks: *np})
+	if err != nil {
+		return err
+	}
+	seg := 4*(*n/int64(cfg.Ranks)+*blk)*rowBytes + 32<<20
+	if cfg, err = launch.FromEnv(pgas.Config{Ranks: cfg.Ranks, SegmentBytes: seg}); err != nil {
+		return fmt.Errorf("%w (mrrun exec: raise --segment-bytes)", err)
+	}
+	out := io.Discard
+	if launch.Leader(cfg) {
+		out = os.Stdout
+	}
+	where := "the inproc transport (one process; all ranks on one logical node)"
+	if cfg.Transport != nil {
+		where = fmt.Sprintf("the %s transport (one process per rank)", cfg.Transport.Name())
+	}
+	fmt.Fprintf(out, "SpMV y = Dx + Ax, n=%d, 16 off-diagonals per row (%.0f%% random), BLOCKSIZE=%d, %d steps\n",
 		*n, *far*100, *blk, *iters)
-	fmt.Printf("%d ranks on the inproc transport (one process; all ranks on one logical node)\n\n", *np)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(out, "%d ranks on %s\n\n", cfg.Ranks, where)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "strategy\tms/step\tmax |err|\tremote msgs/step\tremote MB/step\tlocal ops/step\t")
 	for _, s := range list {
 		var elapsed time.Duration
 		var worst float64
 		var sum pgas.Stats
-		err := pgas.Run(ctx, pgas.Config{Ranks: *np, SegmentBytes: seg}, func(ctx context.Context, r *pgas.Rank) error {
+		err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 			sv, err := spmv.NewSolver(ctx, r, p, *blk, s)
 			if err != nil {
 				return err

@@ -58,3 +58,13 @@ func FromEnv(cfg pgas.Config) (pgas.Config, error) {
 	}
 	return cfg, nil
 }
+
+// Leader says whether this process hosts rank 0 of cfg's job: true in one
+// process (inproc hosts every rank), and in the rank-0 process of a
+// launched job. Programs print their report only on the leader.
+func Leader(cfg pgas.Config) bool {
+	if r, ok := cfg.Transport.(interface{ Rank() int }); ok {
+		return r.Rank() == 0
+	}
+	return true
+}
