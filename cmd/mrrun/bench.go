@@ -134,12 +134,8 @@ func (m benchMode) opts(a *app) (o jobOpts, ok bool) {
 			o.Dist, _ = distrib.ParseKind(p)
 		case "no-collectives":
 			o.Transfer = reduce.ElementByElement
-		case "gather-all":
-			o.Gather = reduce.GatherAll
-		case "gather-root":
-			o.Gather = reduce.GatherRoot
-		case "gather-partitioned":
-			o.Gather = reduce.GatherPartitioned
+		case "gather-all", "gather-root", "gather-partitioned":
+			o.Gather = gathers[strings.TrimPrefix(p, "gather-")]
 		}
 	}
 	return o, true

@@ -167,6 +167,11 @@ func gatherStats(ctx context.Context, r *pgas.Rank, js mr.JobStats, root int) ([
 	return per, arr.AllFree(ctx)
 }
 
+// gathers are the --gather values.
+var gathers = map[string]reduce.Gather{
+	"all": reduce.GatherAll, "root": reduce.GatherRoot, "none": reduce.GatherNone, "partitioned": reduce.GatherPartitioned,
+}
+
 // runFlags are the flags of the run command.
 type runFlags struct {
 	np, ranksPerNode, root, top   int
@@ -278,19 +283,13 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	default:
 		return s, usagef("--map %q: want element or array", f.mapMode)
 	}
-	switch f.gather {
-	case "":
-		o.Gather = a.defaultGather
-	case "all":
-		o.Gather = reduce.GatherAll
-	case "root":
-		o.Gather = reduce.GatherRoot
-	case "none":
-		o.Gather = reduce.GatherNone
-	case "partitioned":
-		o.Gather = reduce.GatherPartitioned
-	default:
-		return s, usagef("--gather %q: want all, root, none or partitioned", f.gather)
+	o.Gather = a.defaultGather
+	if f.gather != "" {
+		g, ok := gathers[f.gather]
+		if !ok {
+			return s, usagef("--gather %q: want all, root, none or partitioned", f.gather)
+		}
+		o.Gather = g
 	}
 	o.Root = f.root
 	if f.noCollectives {
