@@ -125,6 +125,14 @@ func (r *Rank) GetBytes(ctx context.Context, rank int, off int64, dst []byte) er
 		r.stats.countLocal(OpGet, len(dst))
 		return nil
 	}
+	if n := int64(len(dst)); n <= r.cfg.FragmentBytes {
+		// One fragment: a blocking get, without a handle to allocate.
+		r.stats.countRemote(OpGet, rank, 0, int(n))
+		if err := r.ep.Get(ctx, rank, off, dst); err != nil {
+			return fmt.Errorf("pgas: get %d bytes of rank %d at %d: %w", n, rank, off, err)
+		}
+		return nil
+	}
 	h := r.getBytesAsync(ctx, rank, off, dst, nil)
 	return h.Wait(ctx)
 }
