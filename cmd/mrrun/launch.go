@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
@@ -43,15 +45,20 @@ func initRank() error {
 // process died. The ranks' stdout is this process's stdout (only the
 // root's writes the result); their stderr is passed through except their
 // error lines, which the launcher summarises.
-func launchRanks(ctx context.Context, n int, args []string, stdout, stderr io.Writer) error {
+func launchRanks(ctx context.Context, n int, args []string, stdout, stderr io.Writer, bar *mr.Progress) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("--transport shm: finding this program to start its ranks: %w", err)
 	}
-	errLines := &rankStderr{w: stderr, lines: map[int]string{}}
+	errLines := &rankStderr{w: stderr, lines: map[int]string{}, bar: bar, seen: map[int][2]int64{}}
+	env := os.Environ()
+	if bar != nil {
+		env = append(env, envReportProgress+"=1")
+	}
 	err = shm.Launch(ctx, shm.LaunchOptions{
 		Ranks:  n,
 		Argv:   append([]string{exe}, args...),
+		Env:    env,
 		Stdout: stdout,
 		Stderr: errLines,
 	})
@@ -80,6 +87,8 @@ type rankStderr struct {
 	w     io.Writer
 	buf   []byte
 	lines map[int]string
+	bar   *mr.Progress     // where progress reports go (nil: none asked)
+	seen  map[int][2]int64 // per rank: files and bytes reported so far
 }
 
 func (s *rankStderr) Write(p []byte) (int, error) {
@@ -98,6 +107,17 @@ func (s *rankStderr) Write(p []byte) (int, error) {
 }
 
 func (s *rankStderr) line(l string) {
+	if rest, ok := strings.CutPrefix(l, progressPrefix); ok {
+		var rank int
+		var files, bytes, totalFiles, totalBytes int64
+		if _, err := fmt.Sscan(rest, &rank, &files, &bytes, &totalFiles, &totalBytes); err == nil && s.bar != nil {
+			prev := s.seen[rank]
+			s.seen[rank] = [2]int64{files, bytes}
+			s.bar.SetTotal(totalFiles, totalBytes)
+			s.bar.Add(files-prev[0], bytes-prev[1])
+		}
+		return
+	}
 	if rest, ok := strings.CutPrefix(l, "mrrun: rank "); ok {
 		num, _, _ := strings.Cut(rest, ":")
 		if r, err := strconv.Atoi(num); err == nil {
@@ -120,4 +140,58 @@ func (s *rankStderr) flush() {
 		s.line(string(s.buf))
 		s.buf = nil
 	}
+}
+
+// A rank process started by a launcher that draws the progress bar
+// reports its own progress on stderr every progressEvery, in lines
+// "<progressPrefix><rank> <files> <bytes> <total files> <total bytes>",
+// which the launcher adds up and does not pass through.
+const (
+	envReportProgress = "PGASMR_MRRUN_PROGRESS"
+	progressPrefix    = "\x00mrrun-progress: "
+	progressEvery     = 100 * time.Millisecond
+)
+
+// reportProgress reports p on w until the returned function is called,
+// which sends the last report.
+func reportProgress(w io.Writer, p *mr.Progress) (stop func()) {
+	send := func() {
+		f, b, tf, tb := p.Snapshot()
+		fmt.Fprintf(w, "%s%d %d %d %d %d\n", progressPrefix, rankID, f, b, tf, tb)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				send()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			send()
+		})
+	}
+}
+
+// stopOnWrite calls stop (idempotent) before its first write to w.
+type stopOnWrite struct {
+	w    io.Writer
+	stop func()
+}
+
+func (s *stopOnWrite) Write(p []byte) (int, error) {
+	s.stop()
+	return s.w.Write(p)
 }

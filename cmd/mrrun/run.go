@@ -344,10 +344,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	showBar := !f.quiet && (f.progress || (!fs.Changed("progress") && isTerminal(stderr)))
 	if spec.transport == "shm" && rankOf == "" {
 		// This process is the launcher: the ranks are copies of it, run
-		// with the same arguments.
-		return launchRanks(ctx, spec.ranks, args, stdout, stderr)
+		// with the same arguments; it draws the bar from their reports.
+		var bar *mr.Progress
+		if showBar {
+			bar = new(mr.Progress)
+			stop := startProgress(stderr, bar, a.unit)
+			defer stop()
+			stdout = &stopOnWrite{w: stdout, stop: stop} // the bar goes before the result comes
+		}
+		return launchRanks(ctx, spec.ranks, args, stdout, stderr, bar)
 	}
 	if rankOf != "" {
 		// A rank process: profiles are per rank, the bar is not drawn.
@@ -374,10 +382,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.stats {
 		obs.stats = new(jobStats)
 	}
-	showBar := rankOf == "" && !f.quiet && (f.progress || (!fs.Changed("progress") && isTerminal(stderr)))
 	var stop func()
-	if showBar {
+	switch {
+	case rankOf == "" && showBar:
 		stop = startProgress(stderr, obs.progress, a.unit)
+	case rankOf != "" && os.Getenv(envReportProgress) != "":
+		stop = reportProgress(stderr, obs.progress)
 	}
 	res, err := runJob(ctx, spec, obs)
 	if stop != nil {

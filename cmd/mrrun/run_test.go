@@ -20,6 +20,7 @@ import (
 	"github.com/pgasmr/pgasmr/apps/linreg"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
+	"github.com/pgasmr/pgasmr/mr"
 )
 
 // inputs are small generated inputs of each app, made once and removed by
@@ -698,4 +699,50 @@ func TestExec(t *testing.T) {
 	checkOneLine(t, nil, r.stderr, "exit status 1")
 	r = mrrun(t, "exec", "-np", "2", "--", "/nonexistent/prog").want(t, 1)
 	checkOneLine(t, nil, r.stderr, "/nonexistent/prog")
+}
+
+// TestShmProgress: under shm the launcher draws the bar from its ranks'
+// reports, which never reach the user's stderr; without a bar the ranks
+// send none.
+func TestShmProgress(t *testing.T) {
+	in := testInput(t, "wordcount")
+	r := mrrun(t, "--transport", "shm", "-np", "2", "--progress", "--output-format", "tsv", "wordcount", in).want(t, 0)
+	if strings.Contains(r.stderr, "mrrun-progress") || strings.Contains(r.stderr, "\x00") {
+		t.Errorf("rank progress reports leaked to stderr: %q", r.stderr)
+	}
+	if !strings.HasSuffix(r.stderr, "\r\x1b[K") {
+		t.Errorf("stderr %q: want the bar cleared at the end", r.stderr)
+	}
+	if want := libSeq(t, "wordcount", in); r.stdout != want {
+		t.Errorf("stdout differs from Seq's")
+	}
+	r = mrrun(t, "--transport", "shm", "-np", "2", "--top", "1", "wordcount", in).want(t, 0)
+	if r.stderr != "" {
+		t.Errorf("piped stderr %q, want nothing", r.stderr)
+	}
+}
+
+// TestRankStderr checks the launcher's filter of its ranks' stderr: error
+// lines kept per rank, progress reports summed, the rest passed through.
+func TestRankStderr(t *testing.T) {
+	var out bytes.Buffer
+	bar := new(mr.Progress)
+	s := &rankStderr{w: &out, lines: map[int]string{}, bar: bar, seen: map[int][2]int64{}}
+	in := progressPrefix + "0 1 100 5 1000\n" + progressPrefix + "1 0 50 5 1000\nwordcount: skipped 1 binary file: x\n" +
+		progressPrefix + "0 2 300 5 1000\nmrrun: rank 1: boom\nmrrun: rank 1: echo\nmrrun: interrupted\npartial"
+	for len(in) > 0 { // in pieces that cut lines
+		n := min(7, len(in))
+		s.Write([]byte(in[:n]))
+		in = in[n:]
+	}
+	s.flush()
+	if f, b, tf, tb := bar.Snapshot(); f != 2 || b != 350 || tf != 5 || tb != 1000 {
+		t.Errorf("progress = %d files %d bytes of %d, %d; want 2, 350 of 5, 1000", f, b, tf, tb)
+	}
+	if got := out.String(); got != "wordcount: skipped 1 binary file: x\npartial" {
+		t.Errorf("passed through %q", got)
+	}
+	if len(s.lines) != 1 || s.lines[1] != "rank 1: boom" {
+		t.Errorf("error lines %v", s.lines)
+	}
 }
