@@ -13,18 +13,24 @@
 //
 // Run directly, the program runs cfg as given (4 in-process ranks); started
 // by `mrrun exec --transport shm -np N -- ./prog` (or any shm.Launch), each
-// process runs its one rank of N over the shared-memory transport.
+// process runs its one rank of N over the shared-memory transport; started
+// by an MPI launcher (`mpirun -np N ./prog`, mpiexec, srun --mpi=pmix), each
+// runs its rank over the MPI transport, if the program was built with
+// -tags mpi or -tags mpich (FromEnv says how to rebuild if it was not).
 package launch
 
 import (
 	"fmt"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
 
-// Launched says which launcher started this process as a rank: "shm", or
-// "" when it was not started as one.
+// Launched says which launcher started this process as a rank: "shm",
+// "mpi", or "" when it was not started as one. Under an MPI launcher in a
+// program built without MPI it returns "mpi" and mpi.ErrNotBuilt. It does
+// not initialise MPI.
 func Launched() (string, error) {
 	_, ok, err := shm.FromEnv()
 	if err != nil {
@@ -33,6 +39,12 @@ func Launched() (string, error) {
 	if ok {
 		return "shm", nil
 	}
+	if mpi.Launched() {
+		if !mpi.Built {
+			return "mpi", mpi.ErrNotBuilt
+		}
+		return "mpi", nil
+	}
 	return "", nil
 }
 
@@ -40,13 +52,18 @@ func Launched() (string, error) {
 // in: its transport, its number of ranks, and a segment size within what
 // the launcher reserved (cfg's, if it fits; an error if it asks for more).
 // When no launcher started the process, cfg is returned unchanged.
+//
+// Under an MPI launcher FromEnv initialises MPI (mpi.FromEnv); the segment
+// size is cfg's (pgas.DefaultSegmentBytes if zero), since MPI allocates
+// segments per job. The process should call mpi.Transport.Finalize, which
+// the returned cfg.Transport is, once its last job is done.
 func FromEnv(cfg pgas.Config) (pgas.Config, error) {
 	tr, ok, err := shm.FromEnv()
 	if err != nil {
 		return cfg, fmt.Errorf("launch: %w", err)
 	}
 	if !ok {
-		return cfg, nil
+		return fromMPI(cfg)
 	}
 	cfg.Transport = tr
 	cfg.Ranks = tr.Size()
@@ -67,4 +84,18 @@ func Leader(cfg pgas.Config) bool {
 		return r.Rank() == 0
 	}
 	return true
+}
+
+// fromMPI is FromEnv for a process an MPI launcher started, if one did.
+func fromMPI(cfg pgas.Config) (pgas.Config, error) {
+	tr, ok, err := mpi.FromEnv()
+	if err != nil {
+		return cfg, fmt.Errorf("launch: %w", err)
+	}
+	if !ok {
+		return cfg, nil
+	}
+	cfg.Transport = tr
+	cfg.Ranks = tr.Size()
+	return cfg, nil
 }

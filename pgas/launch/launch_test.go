@@ -1,17 +1,27 @@
 package launch
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
+
+// noMPI clears the variables by which an MPI launcher is recognised.
+func noMPI(t *testing.T) {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"} {
+		t.Setenv(v, "")
+	}
+}
 
 // TestNotLaunched: without a launcher's environment the config is kept.
 // (The launched case is tested by examples/embed and cmd/mrrun, which
 // start real rank processes.)
 func TestNotLaunched(t *testing.T) {
 	t.Setenv(shm.EnvSegment, "")
+	noMPI(t)
 	cfg := pgas.Config{Ranks: 3, SegmentBytes: 1 << 20}
 	got, err := FromEnv(cfg)
 	if err != nil || got != cfg {
@@ -32,5 +42,23 @@ func TestBadEnvironment(t *testing.T) {
 	t.Setenv(shm.EnvSegmentBytes, "1048576")
 	if _, err := FromEnv(pgas.Config{}); err == nil {
 		t.Fatal("FromEnv with a missing segment file succeeded")
+	}
+}
+
+// TestMPIWithoutTag: under an MPI launcher, a program built without MPI
+// fails with an error that says how to rebuild, not a silent in-process
+// run. (With the tag, pgas/mpi's tests run real MPI jobs.)
+func TestMPIWithoutTag(t *testing.T) {
+	if mpi.Built {
+		t.Skip("built with MPI")
+	}
+	t.Setenv(shm.EnvSegment, "")
+	noMPI(t)
+	t.Setenv("PMI_SIZE", "2")
+	if _, err := FromEnv(pgas.Config{Ranks: 3}); !errors.Is(err, mpi.ErrNotBuilt) {
+		t.Errorf("FromEnv = %v; want mpi.ErrNotBuilt", err)
+	}
+	if kind, err := Launched(); kind != "mpi" || !errors.Is(err, mpi.ErrNotBuilt) {
+		t.Errorf("Launched = %q, %v; want \"mpi\" and mpi.ErrNotBuilt", kind, err)
 	}
 }

@@ -1,0 +1,253 @@
+//go:build mpi || mpich
+
+package mpi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/pgas/mpi"
+	"github.com/pgasmr/pgasmr/pgas/transport"
+)
+
+// Benchmarks of the MPI transport with 2 ranks. A benchmark starts mpirun
+// once per b.N; rank 0 times the b.N operations between two barriers and
+// prints the time, which is reported as ns/op and MB/s (start-up is not in
+// them). mpirun's start-up makes the framework's choice of b.N too small
+// for the small sizes: run them with a fixed count, -benchtime=20000x.
+// Beside each one runs the raw MPI baseline: the same MPI calls in a C
+// loop (MPI_Put + MPI_Win_flush_local, MPI_Get + MPI_Win_flush, blocking
+// MPI_Allgatherv).
+
+const (
+	benchEPPut         = iota // transport Endpoint.Put
+	benchEPGet                // transport Endpoint.Get
+	benchRawPut               // MPI_Put loop in C
+	benchRawGet               // MPI_Get loop in C
+	benchPgasPut              // pgas Rank.PutBytes
+	benchPgasGet              // pgas Rank.GetBytes
+	benchAllgatherV           // coll.AllgatherV, native
+	benchAllgatherVNo         // coll.AllgatherV, NoNative
+	benchEPAllgatherv         // Endpoint.Allgatherv (MPI_Iallgatherv)
+	benchRawAllgatherv        // MPI_Allgatherv loop in C
+)
+
+var benchSizes = []int{8, 64 << 10, 4 << 20}
+
+func BenchmarkPut(b *testing.B) {
+	for _, size := range benchSizes {
+		for _, v := range []struct {
+			name string
+			kind int
+		}{{"mpi-endpoint", benchEPPut}, {"mpi-pgas", benchPgasPut}, {"raw-mpi", benchRawPut}} {
+			b.Run(fmt.Sprintf("ranks=2/size=%d/%s", size, v.name), func(b *testing.B) {
+				runBench(b, v.kind, size, int64(size))
+			})
+		}
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	for _, size := range benchSizes {
+		for _, v := range []struct {
+			name string
+			kind int
+		}{{"mpi-endpoint", benchEPGet}, {"mpi-pgas", benchPgasGet}, {"raw-mpi", benchRawGet}} {
+			b.Run(fmt.Sprintf("ranks=2/size=%d/%s", size, v.name), func(b *testing.B) {
+				runBench(b, v.kind, size, int64(size))
+			})
+		}
+	}
+}
+
+// BenchmarkAllgatherV: size bytes per rank, private to private, on 2
+// ranks. MB/s counts the bytes one rank ends up with (2*size).
+func BenchmarkAllgatherV(b *testing.B) {
+	for _, size := range benchSizes {
+		for _, v := range []struct {
+			name string
+			kind int
+		}{
+			{"coll-native", benchAllgatherV}, {"coll-nonative", benchAllgatherVNo},
+			{"mpi-endpoint", benchEPAllgatherv}, {"raw-mpi", benchRawAllgatherv},
+		} {
+			b.Run(fmt.Sprintf("ranks=2/size=%d/%s", size, v.name), func(b *testing.B) {
+				runBench(b, v.kind, size, 2*int64(size))
+			})
+		}
+	}
+}
+
+func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
+	res := launch(b, 2, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N))
+	if res.err != nil {
+		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
+	}
+	got := lines(res.stdout, "RESULT ")
+	if len(got) != 1 {
+		b.Fatalf("stdout %q; want one RESULT line", res.stdout)
+	}
+	ns, err := strconv.ParseFloat(got[0], 64)
+	if err != nil || ns <= 0 {
+		b.Fatalf("bad RESULT %q", got[0])
+	}
+	b.ReportMetric(ns/float64(b.N), "ns/op")
+	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/ns*1e3, "MB/s")
+}
+
+// benchBody runs in the ranks of runBench: MPITEST_ARG is "kind,size,n".
+// Puts and gets go from rank 0 to rank 1's segment.
+func benchBody(ctx context.Context, tr *mpi.Transport, arg string) error {
+	args := argInts(arg)
+	kind, size, n := int(args[0]), int(args[1]), int(args[2])
+	cfg := config(tr)
+	cfg.FragmentBytes = 4 << 20
+	cfg.SegmentBytes = 16 << 20
+	if kind < benchPgasPut || kind >= benchEPAllgatherv {
+		return benchEndpoint(ctx, tr, cfg, kind, size, n)
+	}
+	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		reg, err := r.AllAlloc(ctx, int64(size))
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, size)
+		var op func() error
+		switch kind {
+		case benchPgasPut:
+			op = func() error { return r.PutBytes(ctx, 1, reg.Off, buf) }
+		case benchPgasGet:
+			op = func() error { return r.GetBytes(ctx, 1, reg.Off, buf) }
+		case benchAllgatherV, benchAllgatherVNo:
+			op = allgatherV(ctx, r, size, kind == benchAllgatherVNo)
+		}
+		collective := kind == benchAllgatherV || kind == benchAllgatherVNo
+		if !collective && r.ID() != 0 {
+			op = nil // rank 1 is the passive target
+		}
+		if op != nil {
+			if err := op(); err != nil { // warm up
+				return err
+			}
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		start := time.Now()
+		if op != nil {
+			for range n {
+				if err := op(); err != nil {
+					return err
+				}
+			}
+			if err := r.Fence(ctx); err != nil {
+				return err
+			}
+		}
+		d := time.Since(start)
+		if r.ID() == 0 {
+			fmt.Printf("RESULT %d\n", d.Nanoseconds())
+		}
+		return nil
+	})
+}
+
+func allgatherV(ctx context.Context, r *pgas.Rank, size int, noNative bool) func() error {
+	n := max(1, size/8)
+	mine := make([]float64, n)
+	all := make([]float64, n*r.N())
+	counts := make([]int, r.N())
+	for i := range counts {
+		counts[i] = n
+	}
+	var opts []coll.Option
+	if noNative {
+		opts = append(opts, coll.NoNative())
+	}
+	return func() error {
+		return coll.AllgatherV(ctx, r.World(), coll.Private(all), coll.Private(mine), counts, nil, nil, opts...)
+	}
+}
+
+// benchEndpoint runs the endpoint and raw benchmarks on the transport
+// without the pgas runtime.
+func benchEndpoint(ctx context.Context, tr *mpi.Transport, cfg pgas.Config, kind, size, n int) (err error) {
+	eps, err := tr.Open(ctx, transport.Job{ID: "bench", Ranks: tr.Size(), SegmentBytes: cfg.SegmentBytes, SyncTimeout: time.Minute})
+	if err != nil {
+		return err
+	}
+	ep := eps[0]
+	defer func() {
+		if cerr := ep.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	me := ep.Rank()
+	buf := make([]byte, size)
+	all := make([]byte, size*ep.Size())
+	counts, displs := make([]int, ep.Size()), make([]int, ep.Size())
+	for q := range counts {
+		counts[q], displs[q] = size, q*size
+	}
+	// loop runs n operations; raw loops run them in C.
+	var loop func(n int) error
+	each := func(op func() error) func(int) error {
+		return func(n int) error {
+			for range n {
+				if err := op(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	switch {
+	case kind == benchEPPut && me == 0:
+		loop = each(func() error { return ep.Put(ctx, 1, 0, buf) })
+	case kind == benchEPGet && me == 0:
+		loop = each(func() error { return ep.Get(ctx, 1, 0, buf) })
+	case kind == benchRawPut && me == 0:
+		loop = func(n int) error { return mpi.RawPutLoop(ep, 1, buf, n) }
+	case kind == benchRawGet && me == 0:
+		loop = func(n int) error { return mpi.RawGetLoop(ep, 1, buf, n) }
+	case kind == benchEPAllgatherv:
+		nat, ok := ep.(transport.Collectives)
+		if !ok {
+			return errors.New("endpoint has no native collectives")
+		}
+		loop = each(func() error { return nat.Allgatherv(ctx, buf, all, counts, displs) })
+	case kind == benchRawAllgatherv:
+		loop = func(n int) error { return mpi.RawAllgathervLoop(ep, buf, all, counts, displs, n) }
+	}
+	if loop != nil {
+		if err := loop(1); err != nil { // warm up
+			return err
+		}
+	}
+	if err := ep.Barrier(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	if loop != nil {
+		if err := loop(n); err != nil {
+			return err
+		}
+		if err := ep.Fence(ctx); err != nil {
+			return err
+		}
+	}
+	d := time.Since(start)
+	if err := ep.Barrier(ctx); err != nil {
+		return err
+	}
+	if me == 0 {
+		fmt.Printf("RESULT %d\n", d.Nanoseconds())
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+//go:build mpi || mpich
+
+package mpi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
+	"github.com/pgasmr/pgasmr/pgas/mpi"
+	"github.com/pgasmr/pgasmr/pgas/pgastest"
+)
+
+// The SPMD bodies the test ranks run. Each reports what the test checks
+// on stdout, in lines with a fixed prefix, or fails (and so aborts the MPI
+// job).
+var bodies = map[string]func(ctx context.Context, tr *mpi.Transport, arg string) error{
+	"suites":  suitesBody,
+	"fail":    failBody,
+	"kill":    killBody,
+	"timeout": timeoutBody,
+	"bench":   benchBody,
+}
+
+// suitesBody runs the transport's conformance suite and the collectives'
+// as two jobs one after the other, and reports whether the endpoints
+// offered native collectives and how many calls they served.
+func suitesBody(ctx context.Context, tr *mpi.Transport, _ string) error {
+	start := time.Now()
+	if err := pgas.Run(ctx, config(tr), pgastest.RunAll); err != nil {
+		return err
+	}
+	conf := time.Since(start)
+	native := false
+	err := pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		native = r.Native() != nil
+		return colltest.RunAll(ctx, r)
+	})
+	if err != nil {
+		return err
+	}
+	if tr.Rank() == 0 {
+		fmt.Printf("SUITES native=%v calls=%d chunked=%d level=%s pgastest=%v colltest=%v\n",
+			native, tr.NativeCalls(), mpi.LargeCalls(tr), tr.ThreadLevel(), conf.Round(time.Millisecond), (time.Since(start) - conf).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// failBody: rank arg returns an error while the others wait in a barrier.
+func failBody(ctx context.Context, tr *mpi.Transport, arg string) error {
+	bad := int(argInts(arg)[0])
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == bad {
+			time.Sleep(100 * time.Millisecond)
+			fmt.Printf("FAILAT %d\n", time.Now().UnixNano())
+			return errors.New("boom")
+		}
+		return r.Barrier(ctx)
+	})
+}
+
+// killBody: rank arg[0] kills itself with SIGKILL once the others wait:
+// in a barrier (arg[1] == 0) or in a loop of gets from the killed rank
+// (arg[1] == 1).
+func killBody(ctx context.Context, tr *mpi.Transport, arg string) error {
+	args := argInts(arg)
+	victim, gets := int(args[0]), args[1] == 1
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		a, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N()), pgas.Cyclic)
+		if err != nil {
+			return err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if r.ID() == victim {
+			time.Sleep(200 * time.Millisecond) // let the others block
+			fmt.Printf("KILLAT %d\n", time.Now().UnixNano())
+			os.Stdout.Sync()
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		if gets {
+			for {
+				if _, err := a.Get(ctx, int64(victim)); err != nil {
+					return err
+				}
+			}
+		}
+		return r.Barrier(ctx)
+	})
+}
+
+// timeoutBody: rank arg never reaches the barrier the others wait in for
+// SyncTimeout (300 ms).
+func timeoutBody(ctx context.Context, tr *mpi.Transport, arg string) error {
+	absent := int(argInts(arg)[0])
+	cfg := config(tr)
+	cfg.SyncTimeout = 300 * time.Millisecond
+	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == absent {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return r.Barrier(ctx)
+	})
+}

@@ -1,0 +1,1095 @@
+//go:build mpi || mpich
+
+package mpi
+
+/*
+#include <mpi.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Handles and constants whose representation differs between MPI
+// libraries (pointers in OpenMPI, integers in MPICH) stay on the C side:
+// Go sees them only through these helpers.
+
+typedef struct { int rc; int flag; MPI_Request req; } pg_req;
+typedef struct { int rc; int64_t v; } pg_i64;
+typedef struct { int rc; void *base; MPI_Win win; } pg_win;
+typedef struct { int rc; MPI_Comm comm; int rank, size; } pg_comm;
+
+static int pg_init(int *provided, int *already) {
+	int flag = 0;
+	int rc = MPI_Initialized(&flag);
+	if (rc != MPI_SUCCESS) return rc;
+	*already = flag;
+	if (flag) return MPI_Query_thread(provided);
+	return MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, provided);
+}
+
+static int pg_finalized(void) { int f = 0; MPI_Finalized(&f); return f; }
+static int pg_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
+static int pg_thread_serialized(void) { return MPI_THREAD_SERIALIZED; }
+static int pg_thread_funneled(void) { return MPI_THREAD_FUNNELED; }
+
+// pg_dup_world makes the transport's private communicator, whose errors
+// are returned rather than fatal.
+static pg_comm pg_dup_world(void) {
+	pg_comm c;
+	memset(&c, 0, sizeof c);
+	c.rc = MPI_Comm_dup(MPI_COMM_WORLD, &c.comm);
+	if (c.rc != MPI_SUCCESS) return c;
+	MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(c.comm, &c.rank);
+	c.rc = MPI_Comm_size(c.comm, &c.size);
+	return c;
+}
+
+static int pg_comm_free(MPI_Comm c) { return MPI_Comm_free(&c); }
+
+static void pg_error_string(int rc, char *buf) {
+	int n = 0;
+	if (MPI_Error_string(rc, buf, &n) != MPI_SUCCESS) n = 0;
+	buf[n] = 0;
+}
+
+static void pg_library(char *buf) {
+	int n = 0;
+	MPI_Get_library_version(buf, &n);
+	buf[n] = 0;
+}
+
+static int pg_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
+static int pg_finalize(void) { return MPI_Finalize(); }
+
+static int pg_iprobe(MPI_Comm c) {
+	int flag = 0;
+	return MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &flag, MPI_STATUS_IGNORE);
+}
+
+static pg_win pg_win_allocate(MPI_Comm c, MPI_Aint size) {
+	pg_win w;
+	memset(&w, 0, sizeof w);
+	w.rc = MPI_Win_allocate(size, 1, MPI_INFO_NULL, c, &w.base, &w.win);
+	if (w.rc != MPI_SUCCESS) return w;
+	MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
+	w.rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, w.win);
+	return w;
+}
+
+static int pg_win_free(MPI_Win w) {
+	int rc = MPI_Win_unlock_all(w);
+	int rc2 = MPI_Win_free(&w);
+	return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+// pg_put puts n bytes in chunks of at most chunk bytes, then waits until
+// src may be reused.
+static int pg_put(MPI_Win w, int rank, MPI_Aint off, const void *src, int64_t n, int64_t chunk) {
+	const char *p = src;
+	while (n > 0) {
+		int m = n > chunk ? (int)chunk : (int)n;
+		int rc = MPI_Put(p, m, MPI_BYTE, rank, off, m, MPI_BYTE, w);
+		if (rc != MPI_SUCCESS) return rc;
+		p += m; off += m; n -= m;
+	}
+	return MPI_Win_flush_local(rank, w);
+}
+
+// pg_get gets n bytes in chunks and waits until dst is filled.
+static int pg_get(MPI_Win w, int rank, MPI_Aint off, void *dst, int64_t n, int64_t chunk) {
+	char *p = dst;
+	while (n > 0) {
+		int m = n > chunk ? (int)chunk : (int)n;
+		int rc = MPI_Get(p, m, MPI_BYTE, rank, off, m, MPI_BYTE, w);
+		if (rc != MPI_SUCCESS) return rc;
+		p += m; off += m; n -= m;
+	}
+	return MPI_Win_flush(rank, w);
+}
+
+static int pg_flush_all(MPI_Win w) {
+	int rc = MPI_Win_flush_all(w);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Win_sync(w);
+}
+
+static int pg_win_sync(MPI_Win w) { return MPI_Win_sync(w); }
+
+static pg_i64 pg_fetch_add(MPI_Win w, int rank, MPI_Aint off, int64_t delta) {
+	pg_i64 r = {0, 0};
+	r.rc = MPI_Fetch_and_op(&delta, &r.v, MPI_INT64_T, rank, off, MPI_SUM, w);
+	if (r.rc == MPI_SUCCESS) r.rc = MPI_Win_flush(rank, w);
+	return r;
+}
+
+static pg_i64 pg_load(MPI_Win w, int rank, MPI_Aint off) {
+	pg_i64 r = {0, 0};
+	int64_t none = 0;
+	r.rc = MPI_Fetch_and_op(&none, &r.v, MPI_INT64_T, rank, off, MPI_NO_OP, w);
+	if (r.rc == MPI_SUCCESS) r.rc = MPI_Win_flush(rank, w);
+	return r;
+}
+
+static pg_i64 pg_cas(MPI_Win w, int rank, MPI_Aint off, int64_t old, int64_t new) {
+	pg_i64 r = {0, 0};
+	r.rc = MPI_Compare_and_swap(&new, &old, &r.v, MPI_INT64_T, rank, off, w);
+	if (r.rc == MPI_SUCCESS) r.rc = MPI_Win_flush(rank, w);
+	return r;
+}
+
+static pg_req pg_ibarrier(MPI_Comm c) {
+	pg_req r = {0, 0, MPI_REQUEST_NULL};
+	r.rc = MPI_Ibarrier(c, &r.req);
+	return r;
+}
+
+// pg_test tests req, yielding the processor first if yield is set and
+// the request is not complete.
+static pg_req pg_test(MPI_Request req, int yield) {
+	pg_req r = {0, 0, req};
+	r.rc = MPI_Test(&r.req, &r.flag, MPI_STATUS_IGNORE);
+	if (r.rc == MPI_SUCCESS && !r.flag && yield) sched_yield();
+	return r;
+}
+
+static pg_req pg_iallgather_i64(const int64_t *mine, int n, int64_t *all, MPI_Comm c) {
+	pg_req r = {0, 0, MPI_REQUEST_NULL};
+	r.rc = MPI_Iallgather(mine, n, MPI_INT64_T, all, n, MPI_INT64_T, c, &r.req);
+	return r;
+}
+
+static pg_req pg_ibcast(void *buf, int n, int root, MPI_Comm c) {
+	pg_req r = {0, 0, MPI_REQUEST_NULL};
+	r.rc = MPI_Ibcast(buf, n, MPI_BYTE, root, c, &r.req);
+	return r;
+}
+
+static pg_req pg_iallgatherv(const void *send, int n, void *recv, const int *counts, const int *displs, MPI_Comm c) {
+	pg_req r = {0, 0, MPI_REQUEST_NULL};
+	r.rc = MPI_Iallgatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, c, &r.req);
+	return r;
+}
+
+static pg_req pg_ialltoallv(const void *send, const int *sc, const int *sd, void *recv, const int *rc, const int *rd, MPI_Comm c) {
+	pg_req r = {0, 0, MPI_REQUEST_NULL};
+	r.rc = MPI_Ialltoallv(send, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, c, &r.req);
+	return r;
+}
+
+// Point-to-point transfers for collectives whose counts do not fit in a
+// C int: requests live in C memory.
+static MPI_Request *pg_reqs(int n) {
+	MPI_Request *r = calloc(n > 0 ? n : 1, sizeof(MPI_Request));
+	for (int i = 0; i < n; i++) r[i] = MPI_REQUEST_NULL;
+	return r;
+}
+
+static int pg_isend(MPI_Request *reqs, int i, const void *buf, int n, int peer, int tag, MPI_Comm c) {
+	return MPI_Isend(buf, n, MPI_BYTE, peer, tag, c, &reqs[i]);
+}
+
+static int pg_irecv(MPI_Request *reqs, int i, void *buf, int n, int peer, int tag, MPI_Comm c) {
+	return MPI_Irecv(buf, n, MPI_BYTE, peer, tag, c, &reqs[i]);
+}
+
+static pg_req pg_testall(MPI_Request *reqs, int n, int yield) {
+	pg_req r = {0, 0, MPI_REQUEST_NULL};
+	r.rc = MPI_Testall(n, reqs, &r.flag, MPI_STATUSES_IGNORE);
+	if (r.rc == MPI_SUCCESS && !r.flag && yield) sched_yield();
+	return r;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/pgasmr/pgasmr/pgas/transport"
+)
+
+// Built reports whether this binary was compiled with MPI (the mpi or
+// mpich build tag).
+const Built = true
+
+// Waiting: a blocking call tests its MPI request in a loop, yielding the
+// processor between tests after spinTests tests, and after spinFor it
+// sleeps between tests, from sleepMin doubling to sleepMax. The context
+// and the time-out are checked every checkEvery tests.
+const (
+	spinTests  = 256
+	spinFor    = 5 * time.Millisecond
+	sleepMin   = 20 * time.Microsecond
+	sleepMax   = time.Millisecond
+	checkEvery = 32
+	p2pTag     = 7401
+)
+
+// Transport is the MPI transport of this process: one rank of the MPI job
+// an MPI launcher started (MPI_COMM_WORLD). Get it with FromEnv or Init.
+// Its Open hosts exactly that rank and returns one endpoint; a process may
+// run several jobs one after another, all with the world's size.
+type Transport struct {
+	opts       Options
+	comm       C.MPI_Comm // a duplicate of MPI_COMM_WORLD, errors returned
+	rank, size int
+	level      string
+	serial     bool // the library is not MPI_THREAD_MULTIPLE: calls take mu
+	owner      bool // this package initialised MPI and finalises it
+	library    string
+
+	mu   sync.Mutex // serialises MPI calls when serial
+	open struct {
+		sync.Mutex
+		ep        *endpoint
+		finalized bool
+	}
+	nativeCalls atomic.Int64
+	largeCalls  atomic.Int64  // collectives carried by exchange
+	mainq       chan func()   // runs functions on the thread that initialised MPI
+	progressEnd chan struct{} // closed to stop the progress goroutine
+	progressWG  sync.WaitGroup
+	failOnce    sync.Once
+}
+
+var _ transport.Transport = (*Transport)(nil)
+
+// The process's transport: MPI is initialised once per process.
+var global struct {
+	sync.Mutex
+	t   *Transport
+	err error
+}
+
+// Init initialises MPI, if it is not yet, asking for MPI_THREAD_MULTIPLE
+// on an OS thread locked for the purpose, and returns the transport of
+// this process. If MPI was already initialised by someone else, Init uses
+// it and leaves finalising it to them. With a thread level below
+// MPI_THREAD_MULTIPLE the transport serialises all its MPI calls with a
+// mutex (ThreadLevel says which level the library gave). Later calls
+// return the same transport; o is used by the first.
+func Init(o Options) (*Transport, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	global.Lock()
+	defer global.Unlock()
+	if global.t != nil || global.err != nil {
+		return global.t, global.err
+	}
+	// OpenMPI catches SIGSEGV, SIGBUS, SIGFPE and SIGABRT to print its own
+	// backtrace, which would turn Go's nil-pointer panics into crashes.
+	if _, set := os.LookupEnv("OMPI_MCA_opal_signal"); !set {
+		os.Setenv("OMPI_MCA_opal_signal", "")
+	}
+	t := &Transport{opts: o.withDefaults(), mainq: make(chan func()), progressEnd: make(chan struct{})}
+	ready := make(chan error)
+	go t.mainThread(ready)
+	if err := <-ready; err != nil {
+		global.err = err
+		return nil, err
+	}
+	if t.opts.Progress > 0 {
+		t.progressWG.Add(1)
+		go t.progress()
+	}
+	global.t = t
+	return t, nil
+}
+
+// mainThread initialises MPI on a locked OS thread and then runs the
+// functions sent on mainq there (Finalize), until mainq is closed.
+func (t *Transport) mainThread(ready chan<- error) {
+	runtime.LockOSThread() // never unlocked: the thread belongs to MPI
+	var provided, already C.int
+	if rc := C.pg_init(&provided, &already); rc != C.MPI_SUCCESS {
+		ready <- fmt.Errorf("mpi: MPI_Init_thread: %s", errorString(rc))
+		return
+	}
+	t.owner = already == 0
+	switch {
+	case provided >= C.pg_thread_multiple():
+		t.level = "MPI_THREAD_MULTIPLE"
+	case provided >= C.pg_thread_serialized():
+		t.level, t.serial = "MPI_THREAD_SERIALIZED", true
+	case provided >= C.pg_thread_funneled():
+		t.level, t.serial = "MPI_THREAD_FUNNELED", true
+	default:
+		t.level, t.serial = "MPI_THREAD_SINGLE", true
+	}
+	c := C.pg_dup_world()
+	if c.rc != C.MPI_SUCCESS {
+		ready <- fmt.Errorf("mpi: MPI_Comm_dup: %s", errorString(c.rc))
+		return
+	}
+	t.comm, t.rank, t.size = c.comm, int(c.rank), int(c.size)
+	buf := (*C.char)(C.malloc(C.MPI_MAX_LIBRARY_VERSION_STRING + 1))
+	C.pg_library(buf)
+	t.library = strings.TrimSpace(C.GoString(buf))
+	C.free(unsafe.Pointer(buf))
+	if t.serial {
+		fmt.Fprintf(os.Stderr, "pgasmr: mpi: the MPI library provides %s, not MPI_THREAD_MULTIPLE: all MPI calls are serialised\n", t.level)
+	}
+	ready <- nil
+	for f := range t.mainq {
+		f()
+	}
+}
+
+// progress enters MPI every Options.Progress until Finalize.
+func (t *Transport) progress() {
+	defer t.progressWG.Done()
+	tick := time.NewTicker(t.opts.Progress)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.progressEnd:
+			return
+		case <-tick.C:
+			t.enter()
+			C.pg_iprobe(t.comm)
+			t.exit()
+		}
+	}
+}
+
+func (t *Transport) enter() {
+	if t.serial {
+		t.mu.Lock()
+	}
+}
+
+func (t *Transport) exit() {
+	if t.serial {
+		t.mu.Unlock()
+	}
+}
+
+// Name returns "mpi".
+func (*Transport) Name() string { return "mpi" }
+
+// Rank is this process's rank in MPI_COMM_WORLD.
+func (t *Transport) Rank() int { return t.rank }
+
+// Size is the size of MPI_COMM_WORLD.
+func (t *Transport) Size() int { return t.size }
+
+// ThreadLevel names the thread level the MPI library provided.
+func (t *Transport) ThreadLevel() string { return t.level }
+
+// Library is the MPI library's version string (MPI_Get_library_version).
+func (t *Transport) Library() string { return t.library }
+
+// Options returns the options in effect, with defaults applied.
+func (t *Transport) Options() Options { return t.opts }
+
+// NativeCalls counts the native collectives this process's endpoints
+// have served.
+func (t *Transport) NativeCalls() int64 { return t.nativeCalls.Load() }
+
+// Finalize ends the use of MPI: it stops the progress goroutine and, if
+// Init initialised MPI, calls MPI_Finalize on the thread that initialised
+// it. It fails if an endpoint is open. It is collective over the world.
+// After Finalize, Init fails.
+func (t *Transport) Finalize() error {
+	t.open.Lock()
+	defer t.open.Unlock()
+	if t.open.finalized {
+		return nil
+	}
+	if t.open.ep != nil {
+		return errors.New("mpi: Finalize with an open endpoint")
+	}
+	t.open.finalized = true
+	close(t.progressEnd)
+	t.progressWG.Wait()
+	done := make(chan C.int)
+	t.mainq <- func() {
+		C.pg_comm_free(t.comm)
+		if t.owner {
+			done <- C.pg_finalize()
+			return
+		}
+		done <- C.MPI_SUCCESS
+	}
+	rc := <-done
+	close(t.mainq)
+	global.Lock()
+	global.t, global.err = nil, errors.New("mpi: MPI was finalized")
+	global.Unlock()
+	if rc != C.MPI_SUCCESS {
+		return fmt.Errorf("mpi: MPI_Finalize: %s", errorString(rc))
+	}
+	return nil
+}
+
+// Abort ends the whole MPI job with MPI_Abort(MPI_COMM_WORLD, code): the
+// launcher kills every rank. It does not return.
+func (t *Transport) Abort(code int) {
+	C.pg_abort(C.int(code))
+	os.Exit(code) // not reached with a conforming library
+}
+
+// errorString is MPI_Error_string of rc.
+func errorString(rc C.int) string {
+	buf := (*C.char)(C.malloc(C.MPI_MAX_ERROR_STRING + 1))
+	defer C.free(unsafe.Pointer(buf))
+	C.pg_error_string(rc, buf)
+	s := C.GoString(buf)
+	if s == "" {
+		s = fmt.Sprintf("MPI error %d", int(rc))
+	}
+	return s
+}
+
+// Open starts a job and returns the endpoint of this process's rank. It is
+// collective over MPI_COMM_WORLD: job.Ranks must be its size, and
+// job.SegmentBytes the same on every rank (Open fails on every rank if it
+// is not). The segment is allocated with MPI_Win_allocate, zeroed, and the
+// window locked for passive-target access to every rank
+// (MPI_Win_lock_all) until Close. Open fails if an endpoint is open.
+func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endpoint, error) {
+	if job.Ranks != t.size {
+		return nil, fmt.Errorf("mpi: job has %d ranks, but MPI_COMM_WORLD has %d (start it with mpirun -np %d)", job.Ranks, t.size, job.Ranks)
+	}
+	if job.SegmentBytes < 0 || job.SegmentBytes%8 != 0 {
+		return nil, fmt.Errorf("mpi: segment size %d is not a non-negative multiple of 8", job.SegmentBytes)
+	}
+	t.open.Lock()
+	defer t.open.Unlock()
+	if t.open.finalized {
+		return nil, errors.New("mpi: Open after Finalize")
+	}
+	if t.open.ep != nil {
+		return nil, fmt.Errorf("mpi: rank %d already has an open endpoint", t.rank)
+	}
+	e := &endpoint{t: t, job: job, rank: t.rank, size: t.size, chunk: t.opts.ChunkBytes, stop: make(chan struct{})}
+	// Every rank must open the same job.
+	mine := []int64{job.SegmentBytes, int64(job.Ranks)}
+	all := make([]int64, 2*t.size)
+	var pin runtime.Pinner
+	pin.Pin(&mine[0])
+	pin.Pin(&all[0])
+	t.enter()
+	r := C.pg_iallgather_i64((*C.int64_t)(unsafe.Pointer(&mine[0])), 2, (*C.int64_t)(unsafe.Pointer(&all[0])), t.comm)
+	t.exit()
+	if err := e.finish(ctx, &pin, r, "open: MPI_Iallgather"); err != nil {
+		return nil, err
+	}
+	for q := range t.size {
+		if all[2*q] != job.SegmentBytes || all[2*q+1] != int64(job.Ranks) {
+			return nil, fmt.Errorf("mpi: rank %d opened a job of %d ranks with %d-byte segments, rank %d one of %d ranks with %d-byte segments",
+				t.rank, job.Ranks, job.SegmentBytes, q, all[2*q+1], all[2*q])
+		}
+	}
+	t.enter()
+	w := C.pg_win_allocate(t.comm, C.MPI_Aint(job.SegmentBytes))
+	t.exit()
+	if w.rc != C.MPI_SUCCESS {
+		return nil, fmt.Errorf("mpi: MPI_Win_allocate of %d bytes: %s", job.SegmentBytes, errorString(w.rc))
+	}
+	e.win = w.win
+	if job.SegmentBytes > 0 {
+		e.seg = unsafe.Slice((*byte)(w.base), job.SegmentBytes)
+		clear(e.seg)
+	} else {
+		e.seg = []byte{}
+	}
+	// Nobody writes to a segment before its owner has zeroed it.
+	if err := e.Barrier(ctx); err != nil {
+		return nil, fmt.Errorf("mpi: open: %w", err)
+	}
+	e.phase, e.notified = 0, false
+	// A cancelled job context fails the job.
+	go func() {
+		select {
+		case <-ctx.Done():
+			if !e.closed.Load() {
+				e.Fail(ctx.Err())
+			}
+		case <-e.stop:
+		}
+	}()
+	t.open.ep = e
+	if t.opts.NoNative {
+		return []transport.Endpoint{e}, nil
+	}
+	return []transport.Endpoint{nativeEndpoint{e}}, nil
+}
+
+// endpoint is one rank's view of a job.
+type endpoint struct {
+	t          *Transport
+	job        transport.Job
+	rank, size int
+	win        C.MPI_Win
+	seg        []byte
+	chunk      int64
+	closed     atomic.Bool
+	stop       chan struct{}
+
+	phase    uint64
+	notified bool
+	bar      C.MPI_Request // the barrier of the current phase, between Notify and Wait
+}
+
+var _ transport.Endpoint = (*endpoint)(nil)
+
+func (e *endpoint) Rank() int       { return e.rank }
+func (e *endpoint) Size() int       { return e.size }
+func (e *endpoint) Segment() []byte { return e.seg }
+func (e *endpoint) String() string  { return fmt.Sprintf("mpi rank %d/%d", e.rank, e.size) }
+
+// pre is the check every operation makes first.
+func (e *endpoint) pre(ctx context.Context) error {
+	if e.closed.Load() {
+		return fmt.Errorf("mpi rank %d: %w", e.rank, transport.ErrClosed)
+	}
+	return ctx.Err()
+}
+
+func (e *endpoint) mpiErr(rc C.int, format string, args ...any) error {
+	return fmt.Errorf("mpi rank %d: %s: %s", e.rank, fmt.Sprintf(format, args...), errorString(rc))
+}
+
+// Put is MPI_Put (in chunks of at most Options.ChunkBytes) followed by
+// MPI_Win_flush_local: it returns when src may be reused; the data is at
+// the target after the next Fence, Notify or Barrier.
+func (e *endpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := transport.CheckRange(e.size, e.job.SegmentBytes, rank, off, int64(len(src))); err != nil {
+		return fmt.Errorf("mpi: put: %w", err)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	e.t.enter()
+	rc := C.pg_put(e.win, C.int(rank), C.MPI_Aint(off), unsafe.Pointer(unsafe.SliceData(src)), C.int64_t(len(src)), C.int64_t(e.chunk))
+	e.t.exit()
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "put %d bytes to rank %d at %d", len(src), rank, off)
+	}
+	return nil
+}
+
+// Get is MPI_Get (in chunks) followed by MPI_Win_flush.
+func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := transport.CheckRange(e.size, e.job.SegmentBytes, rank, off, int64(len(dst))); err != nil {
+		return fmt.Errorf("mpi: get: %w", err)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	e.t.enter()
+	rc := C.pg_get(e.win, C.int(rank), C.MPI_Aint(off), unsafe.Pointer(unsafe.SliceData(dst)), C.int64_t(len(dst)), C.int64_t(e.chunk))
+	e.t.exit()
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "get %d bytes from rank %d at %d", len(dst), rank, off)
+	}
+	return nil
+}
+
+// PutAsync completes the put before it returns: MPI request-based RMA
+// would keep a Go buffer across calls.
+func (e *endpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
+	return transport.Done{Err: e.Put(ctx, rank, off, src)}
+}
+
+// GetAsync completes the get before it returns.
+func (e *endpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
+	return transport.Done{Err: e.Get(ctx, rank, off, dst)}
+}
+
+// Fence is MPI_Win_flush_all and MPI_Win_sync.
+func (e *endpoint) Fence(ctx context.Context) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	e.t.enter()
+	rc := C.pg_flush_all(e.win)
+	e.t.exit()
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "fence")
+	}
+	return nil
+}
+
+func (e *endpoint) atomicPre(ctx context.Context, rank int, off int64) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := transport.CheckAtomic(e.size, e.job.SegmentBytes, rank, off); err != nil {
+		return fmt.Errorf("mpi: atomic: %w", err)
+	}
+	return nil
+}
+
+// FetchAdd is MPI_Fetch_and_op(MPI_SUM) on MPI_INT64_T and MPI_Win_flush.
+func (e *endpoint) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
+	if err := e.atomicPre(ctx, rank, off); err != nil {
+		return 0, err
+	}
+	e.t.enter()
+	r := C.pg_fetch_add(e.win, C.int(rank), C.MPI_Aint(off), C.int64_t(delta))
+	e.t.exit()
+	if r.rc != C.MPI_SUCCESS {
+		return 0, e.mpiErr(r.rc, "fetch-add at rank %d offset %d", rank, off)
+	}
+	return int64(r.v), nil
+}
+
+// CompareAndSwap is MPI_Compare_and_swap on MPI_INT64_T and MPI_Win_flush.
+func (e *endpoint) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
+	if err := e.atomicPre(ctx, rank, off); err != nil {
+		return 0, err
+	}
+	e.t.enter()
+	r := C.pg_cas(e.win, C.int(rank), C.MPI_Aint(off), C.int64_t(old), C.int64_t(new))
+	e.t.exit()
+	if r.rc != C.MPI_SUCCESS {
+		return 0, e.mpiErr(r.rc, "compare-and-swap at rank %d offset %d", rank, off)
+	}
+	return int64(r.v), nil
+}
+
+// Load is MPI_Fetch_and_op(MPI_NO_OP) and MPI_Win_flush.
+func (e *endpoint) Load(ctx context.Context, rank int, off int64) (int64, error) {
+	if err := e.atomicPre(ctx, rank, off); err != nil {
+		return 0, err
+	}
+	e.t.enter()
+	r := C.pg_load(e.win, C.int(rank), C.MPI_Aint(off))
+	e.t.exit()
+	if r.rc != C.MPI_SUCCESS {
+		return 0, e.mpiErr(r.rc, "atomic load at rank %d offset %d", rank, off)
+	}
+	return int64(r.v), nil
+}
+
+// Notify flushes this rank's puts (MPI_Win_flush_all, MPI_Win_sync) and
+// starts the phase's MPI_Ibarrier.
+func (e *endpoint) Notify(ctx context.Context) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if e.notified {
+		return fmt.Errorf("mpi rank %d: notify of phase %d called twice without wait", e.rank, e.phase)
+	}
+	e.t.enter()
+	rc := C.pg_flush_all(e.win)
+	var r C.pg_req
+	if rc == C.MPI_SUCCESS {
+		r = C.pg_ibarrier(e.t.comm)
+		rc = r.rc
+	}
+	e.t.exit()
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "notify of phase %d", e.phase)
+	}
+	e.bar, e.notified = r.req, true
+	return nil
+}
+
+// Wait tests the phase's barrier until every rank has notified, the
+// context ends or Job.SyncTimeout passes.
+func (e *endpoint) Wait(ctx context.Context) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if !e.notified {
+		return fmt.Errorf("mpi rank %d: wait of phase %d without notify", e.rank, e.phase)
+	}
+	if err := e.wait(ctx, e.bar, fmt.Sprintf("barrier phase %d", e.phase)); err != nil {
+		return err
+	}
+	e.t.enter()
+	rc := C.pg_win_sync(e.win)
+	e.t.exit()
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "barrier phase %d: MPI_Win_sync", e.phase)
+	}
+	e.phase++
+	e.notified = false
+	return nil
+}
+
+// Barrier is Notify followed by Wait.
+func (e *endpoint) Barrier(ctx context.Context) error {
+	if err := e.Notify(ctx); err != nil {
+		return err
+	}
+	return e.Wait(ctx)
+}
+
+// wait tests req until it completes. It returns ctx's error if ctx ends
+// and an error wrapping ErrTimeout after Job.SyncTimeout; the request is
+// then abandoned (the job is failing, and MPI_Abort will end it).
+func (e *endpoint) wait(ctx context.Context, req C.MPI_Request, what string) error {
+	start := time.Now()
+	sleep := sleepMin
+	for i := 0; ; i++ {
+		e.t.enter()
+		r := C.pg_test(req, boolInt(i >= spinTests))
+		e.t.exit()
+		if r.rc != C.MPI_SUCCESS {
+			return e.mpiErr(r.rc, "%s", what)
+		}
+		if r.flag != 0 {
+			return nil
+		}
+		req = r.req
+		if i%checkEvery != checkEvery-1 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		waited := time.Since(start)
+		if d := e.job.SyncTimeout; d > 0 && waited > d {
+			return fmt.Errorf("mpi rank %d: %s: waited %v for other ranks: %w", e.rank, what, d, transport.ErrTimeout)
+		}
+		if waited > spinFor {
+			time.Sleep(sleep)
+			sleep = min(2*sleep, sleepMax)
+		}
+	}
+}
+
+// finish waits for a started non-blocking operation whose buffers p pins,
+// and unpins them once MPI is done with them.
+func (e *endpoint) finish(ctx context.Context, p *runtime.Pinner, r C.pg_req, what string) error {
+	if r.rc != C.MPI_SUCCESS {
+		p.Unpin()
+		return e.mpiErr(r.rc, "%s", what)
+	}
+	if err := e.wait(ctx, r.req, what); err != nil {
+		leak(p)
+		return err
+	}
+	p.Unpin()
+	return nil
+}
+
+// leaked keeps the pinners of abandoned requests: MPI may still write to
+// their buffers until the job is aborted.
+var leaked struct {
+	sync.Mutex
+	p []*runtime.Pinner
+}
+
+func leak(p *runtime.Pinner) {
+	leaked.Lock()
+	leaked.p = append(leaked.p, p)
+	leaked.Unlock()
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Fail reports err on standard error and aborts the MPI job
+// (MPI_Abort(MPI_COMM_WORLD, 1)): the launcher ends every rank, which is
+// how the other ranks learn of the failure. Fail does not return.
+func (e *endpoint) Fail(err error) {
+	e.t.failOnce.Do(func() {
+		fmt.Fprintf(os.Stderr, "pgasmr: mpi rank %d of %d failed: %v (calling MPI_Abort)\n", e.rank, e.size, err)
+		e.t.Abort(1)
+	})
+	select {} // another goroutine is aborting the job
+}
+
+// Close unlocks and frees the job's window (collective, like
+// MPI_Win_free). Calls after Close return ErrClosed.
+func (e *endpoint) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	close(e.stop)
+	e.t.enter()
+	rc := C.pg_win_free(e.win)
+	e.t.exit()
+	e.seg = nil
+	e.t.open.Lock()
+	e.t.open.ep = nil
+	e.t.open.Unlock()
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "close: MPI_Win_free")
+	}
+	return nil
+}
+
+// nativeEndpoint is an endpoint that offers MPI's collectives.
+type nativeEndpoint struct{ *endpoint }
+
+var _ transport.Collectives = nativeEndpoint{}
+
+func fitsInt(v int, chunk int64) bool { return v >= 0 && int64(v) <= chunk && v <= math.MaxInt32 }
+
+func cInts(v []int) []C.int {
+	out := make([]C.int, len(v))
+	for i, x := range v {
+		out[i] = C.int(x)
+	}
+	return out
+}
+
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+func pinBytes(p *runtime.Pinner, bs ...[]byte) {
+	for _, b := range bs {
+		if len(b) > 0 {
+			p.Pin(unsafe.SliceData(b))
+		}
+	}
+}
+
+// overlap reports whether a and b share memory.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
+}
+
+func (e nativeEndpoint) checkBlocks(what string, buf []byte, counts, displs []int) error {
+	if len(counts) != e.size || len(displs) != e.size {
+		return fmt.Errorf("mpi rank %d: %s: %d counts and %d displacements for %d ranks", e.rank, what, len(counts), len(displs), e.size)
+	}
+	for q := range counts {
+		if counts[q] < 0 || displs[q] < 0 || displs[q]+counts[q] > len(buf) {
+			return fmt.Errorf("mpi rank %d: %s: block of rank %d [%d,%d) outside a buffer of %d bytes: %w",
+				e.rank, what, q, displs[q], displs[q]+counts[q], len(buf), transport.ErrOutOfRange)
+		}
+	}
+	return nil
+}
+
+// Broadcast is MPI_Ibcast (in chunks of at most Options.ChunkBytes).
+func (e nativeEndpoint) Broadcast(ctx context.Context, root int, buf []byte) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if root < 0 || root >= e.size {
+		return fmt.Errorf("mpi rank %d: broadcast: root %d not in [0,%d): %w", e.rank, root, e.size, transport.ErrOutOfRange)
+	}
+	e.t.nativeCalls.Add(1)
+	for len(buf) > 0 {
+		n := min(int64(len(buf)), e.chunk)
+		var p runtime.Pinner
+		pinBytes(&p, buf[:n])
+		e.t.enter()
+		r := C.pg_ibcast(ptr(buf[:n]), C.int(n), C.int(root), e.t.comm)
+		e.t.exit()
+		if err := e.finish(ctx, &p, r, fmt.Sprintf("MPI_Ibcast of %d bytes from rank %d", n, root)); err != nil {
+			return err
+		}
+		buf = buf[n:]
+	}
+	return nil
+}
+
+// Allgatherv is MPI_Iallgatherv, or point-to-point transfers in chunks
+// when a count or displacement does not fit in one MPI call.
+func (e nativeEndpoint) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := e.checkBlocks("allgatherv", recv, counts, displs); err != nil {
+		return err
+	}
+	if counts[e.rank] != len(send) {
+		return fmt.Errorf("mpi rank %d: allgatherv: sends %d bytes, counts say %d", e.rank, len(send), counts[e.rank])
+	}
+	e.t.nativeCalls.Add(1)
+	if overlap(send, recv) {
+		send = append([]byte(nil), send...)
+	}
+	fits := true
+	for q := range counts {
+		fits = fits && fitsInt(counts[q], e.chunk) && fitsInt(displs[q]+counts[q], math.MaxInt32)
+	}
+	if !fits {
+		var x exchange
+		for q := range e.size {
+			if q != e.rank {
+				x.send(q, send)
+				x.recv(q, recv[displs[q]:displs[q]+counts[q]])
+			}
+		}
+		copy(recv[displs[e.rank]:], send)
+		return e.exchange(ctx, &x, "allgatherv")
+	}
+	cc, cd := cInts(counts), cInts(displs)
+	var p runtime.Pinner
+	pinBytes(&p, send, recv)
+	p.Pin(&cc[0])
+	p.Pin(&cd[0])
+	e.t.enter()
+	r := C.pg_iallgatherv(ptr(send), C.int(len(send)), ptr(recv), &cc[0], &cd[0], e.t.comm)
+	e.t.exit()
+	return e.finish(ctx, &p, r, "MPI_Iallgatherv")
+}
+
+// Alltoallv is MPI_Ialltoallv, or point-to-point transfers in chunks when
+// a count or displacement does not fit in one MPI call.
+func (e nativeEndpoint) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	if err := e.checkBlocks("alltoallv send", send, scounts, sdispls); err != nil {
+		return err
+	}
+	if err := e.checkBlocks("alltoallv receive", recv, rcounts, rdispls); err != nil {
+		return err
+	}
+	e.t.nativeCalls.Add(1)
+	if overlap(send, recv) {
+		send = append([]byte(nil), send...)
+	}
+	fits := true
+	for q := range scounts {
+		fits = fits && fitsInt(scounts[q], e.chunk) && fitsInt(sdispls[q]+scounts[q], math.MaxInt32) &&
+			fitsInt(rcounts[q], e.chunk) && fitsInt(rdispls[q]+rcounts[q], math.MaxInt32)
+	}
+	if !fits {
+		me := e.rank
+		if scounts[me] != rcounts[me] {
+			return fmt.Errorf("mpi rank %d: alltoallv: sends itself %d bytes but expects %d", me, scounts[me], rcounts[me])
+		}
+		var x exchange
+		for q := range e.size {
+			if q != me {
+				x.send(q, send[sdispls[q]:sdispls[q]+scounts[q]])
+				x.recv(q, recv[rdispls[q]:rdispls[q]+rcounts[q]])
+			}
+		}
+		copy(recv[rdispls[me]:rdispls[me]+rcounts[me]], send[sdispls[me]:])
+		return e.exchange(ctx, &x, "alltoallv")
+	}
+	sc, sd, rc, rd := cInts(scounts), cInts(sdispls), cInts(rcounts), cInts(rdispls)
+	var p runtime.Pinner
+	pinBytes(&p, send, recv)
+	for _, a := range [][]C.int{sc, sd, rc, rd} {
+		p.Pin(&a[0])
+	}
+	e.t.enter()
+	r := C.pg_ialltoallv(ptr(send), &sc[0], &sd[0], ptr(recv), &rc[0], &rd[0], e.t.comm)
+	e.t.exit()
+	return e.finish(ctx, &p, r, "MPI_Ialltoallv")
+}
+
+// exchange is a set of point-to-point transfers, one buffer per peer and
+// direction.
+type exchange struct {
+	sends, recvs []xfer
+}
+
+type xfer struct {
+	peer int
+	buf  []byte
+}
+
+func (x *exchange) send(peer int, b []byte) { x.sends = append(x.sends, xfer{peer, b}) }
+func (x *exchange) recv(peer int, b []byte) { x.recvs = append(x.recvs, xfer{peer, b}) }
+
+// exchange carries x with MPI_Isend and MPI_Irecv in chunks of at most
+// Options.ChunkBytes (sender and receiver cut a buffer alike, and MPI
+// keeps messages between two ranks in order) and waits for all of them.
+func (e nativeEndpoint) exchange(ctx context.Context, x *exchange, what string) error {
+	chunks := func(n int) int { return int((int64(n) + e.chunk - 1) / e.chunk) }
+	total := 0
+	for _, l := range [][]xfer{x.recvs, x.sends} {
+		for _, t := range l {
+			total += chunks(len(t.buf))
+		}
+	}
+	e.t.largeCalls.Add(1)
+	if total == 0 {
+		return nil
+	}
+	var p runtime.Pinner
+	for _, l := range [][]xfer{x.recvs, x.sends} {
+		for _, t := range l {
+			pinBytes(&p, t.buf)
+		}
+	}
+	reqs := C.pg_reqs(C.int(total))
+	i := 0
+	e.t.enter()
+	var rc C.int = C.MPI_SUCCESS
+	for k, l := range [][]xfer{x.recvs, x.sends} {
+		for _, t := range l {
+			for b := t.buf; len(b) > 0 && rc == C.MPI_SUCCESS; i++ {
+				n := min(int64(len(b)), e.chunk)
+				if k == 0 {
+					rc = C.pg_irecv(reqs, C.int(i), ptr(b[:n]), C.int(n), C.int(t.peer), p2pTag, e.t.comm)
+				} else {
+					rc = C.pg_isend(reqs, C.int(i), ptr(b[:n]), C.int(n), C.int(t.peer), p2pTag, e.t.comm)
+				}
+				b = b[n:]
+			}
+		}
+	}
+	e.t.exit()
+	if rc != C.MPI_SUCCESS {
+		leak(&p)
+		return e.mpiErr(rc, "%s: posting transfers", what)
+	}
+	start := time.Now()
+	sleep := sleepMin
+	for it := 0; ; it++ {
+		e.t.enter()
+		r := C.pg_testall(reqs, C.int(total), boolInt(it >= spinTests))
+		e.t.exit()
+		if r.rc != C.MPI_SUCCESS {
+			leak(&p)
+			return e.mpiErr(r.rc, "%s", what)
+		}
+		if r.flag != 0 {
+			break
+		}
+		if it%checkEvery != checkEvery-1 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			leak(&p)
+			return err
+		}
+		waited := time.Since(start)
+		if d := e.job.SyncTimeout; d > 0 && waited > d {
+			leak(&p)
+			return fmt.Errorf("mpi rank %d: %s: waited %v for other ranks: %w", e.rank, what, d, transport.ErrTimeout)
+		}
+		if waited > spinFor {
+			time.Sleep(sleep)
+			sleep = min(2*sleep, sleepMax)
+		}
+	}
+	C.free(unsafe.Pointer(reqs))
+	p.Unpin()
+	return nil
+}

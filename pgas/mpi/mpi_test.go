@@ -1,0 +1,120 @@
+//go:build mpi || mpich
+
+package mpi_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas/mpi"
+)
+
+// TestSuites runs pgastest.RunAll and colltest.RunAll on 2 and 4 ranks (4
+// oversubscribe a 2-core machine), with MPI's native collectives and
+// without, and once with every MPI transfer split into 4 KiB chunks, which
+// takes the path of transfers too large for one MPI call.
+func TestSuites(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ranks  int
+		native bool
+		env    []string
+	}{
+		{"ranks=2/native", 2, true, nil},
+		{"ranks=2/no-native", 2, false, []string{mpi.EnvNative + "=0"}},
+		{"ranks=4/native", 4, true, nil},
+		{"ranks=4/no-native", 4, false, []string{mpi.EnvNative + "=0"}},
+		{"ranks=3/native/chunk=4096", 3, true, []string{mpi.EnvChunkBytes + "=4096"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := launch(t, tc.ranks, "suites", "", tc.env...)
+			if res.err != nil {
+				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
+			}
+			got := lines(res.stdout, "SUITES ")
+			if len(got) != 1 {
+				t.Fatalf("stdout %q; want one SUITES line", res.stdout)
+			}
+			t.Logf("%s (mpirun %v)", got[0], res.took.Round(time.Millisecond))
+			if want := fmt.Sprintf("native=%v ", tc.native); !strings.HasPrefix(got[0], want) {
+				t.Errorf("SUITES %s; want %s", got[0], want)
+			}
+			if tc.native == strings.Contains(got[0], " calls=0 ") {
+				t.Errorf("SUITES %s: native collectives served the wrong number of calls", got[0])
+			}
+			if chunked := strings.Contains(tc.name, "chunk="); chunked == strings.Contains(got[0], " chunked=0 ") {
+				t.Errorf("SUITES %s: want chunked collectives only with a small chunk size", got[0])
+			}
+		})
+	}
+}
+
+// wantAbort checks that the launch failed within 5 s of the time the rank
+// printed with prefix, and returns how long it took.
+func wantAbort(t *testing.T, res launched, prefix string) time.Duration {
+	t.Helper()
+	if res.err == nil {
+		t.Fatalf("mpirun succeeded; want a failure\nstdout:\n%s", res.stdout)
+	}
+	at := lines(res.stdout, prefix)
+	if len(at) != 1 {
+		t.Fatalf("no %s line in %q\nstderr:\n%s", prefix, res.stdout, res.stderr)
+	}
+	ns, _ := strconv.ParseInt(at[0], 10, 64)
+	d := res.end.Sub(time.Unix(0, ns))
+	if d > 5*time.Second {
+		t.Errorf("mpirun returned %v after the failure; want at most 5 s", d)
+	}
+	if ok := lines(res.stdout, "BODYOK "); len(ok) > 0 {
+		t.Errorf("ranks %v ended their body normally", ok)
+	}
+	return d
+}
+
+// TestRankError: a rank whose body returns an error reports it and aborts
+// the MPI job: mpirun fails within 5 s and no rank is left.
+func TestRankError(t *testing.T) {
+	const ranks, bad = 3, 1
+	res := launch(t, ranks, "fail", strconv.Itoa(bad))
+	d := wantAbort(t, res, "FAILAT ")
+	want := fmt.Sprintf("pgasmr: mpi rank %d of %d failed: boom", bad, ranks)
+	if !strings.Contains(res.stderr, want) {
+		t.Errorf("stderr does not report %q:\n%s", want, res.stderr)
+	}
+	t.Logf("mpirun returned %v after the failure: %v", d.Round(time.Millisecond), res.err)
+}
+
+// TestKill: a rank killed with SIGKILL in the middle of a job, while the
+// others wait in a barrier or read from its segment, ends the MPI job:
+// mpirun fails within 5 s and no process is left.
+func TestKill(t *testing.T) {
+	for _, where := range []string{"barrier", "gets"} {
+		for _, ranks := range []int{2, 4} {
+			t.Run(fmt.Sprintf("%s/ranks=%d", where, ranks), func(t *testing.T) {
+				victim := ranks - 1
+				arg := fmt.Sprintf("%d,%d", victim, map[string]int{"barrier": 0, "gets": 1}[where])
+				res := launch(t, ranks, "kill", arg)
+				d := wantAbort(t, res, "KILLAT ")
+				t.Logf("mpirun returned %v after the kill: %v", d.Round(time.Millisecond), res.err)
+			})
+		}
+	}
+}
+
+// TestSyncTimeout: ranks that wait in a barrier for a rank that never
+// comes fail with ErrTimeout after SyncTimeout, and the job is aborted.
+func TestSyncTimeout(t *testing.T) {
+	res := launch(t, 3, "timeout", "2")
+	if res.err == nil {
+		t.Fatal("mpirun succeeded")
+	}
+	if !strings.Contains(res.stderr, "timed out waiting for other ranks") {
+		t.Errorf("stderr does not report the time-out:\n%s", res.stderr)
+	}
+	if res.took > 10*time.Second {
+		t.Errorf("mpirun took %v", res.took)
+	}
+}
