@@ -65,11 +65,11 @@ func failBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 }
 
 // killBody: rank arg[0] kills itself with SIGKILL once the others wait:
-// in a barrier (arg[1] == 0) or in a loop of gets from the killed rank
-// (arg[1] == 1).
+// in a barrier (arg[1] == 0), in a loop of gets from the killed rank
+// (arg[1] == 1), or in a loop of native AllgatherVs (arg[1] == 2).
 func killBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 	args := argInts(arg)
-	victim, gets := int(args[0]), args[1] == 1
+	victim, gets, gathers := int(args[0]), args[1] == 1, args[1] == 2
 	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		a, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N()), pgas.Cyclic)
 		if err != nil {
@@ -92,20 +92,36 @@ func killBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 				}
 			}
 		}
+		if gathers {
+			if r.Native() == nil {
+				return errors.New("no native collectives")
+			}
+			op := allgatherV(ctx, r, 1<<10, false)
+			for {
+				if err := op(); err != nil {
+					return err
+				}
+			}
+		}
 		return r.Barrier(ctx)
 	})
 }
 
-// timeoutBody: rank arg never reaches the barrier the others wait in for
-// SyncTimeout (300 ms).
+// timeoutBody: rank arg[0] never reaches the barrier (arg[1] == 0) or the
+// native AllgatherV (arg[1] == 1) the others wait in for SyncTimeout
+// (300 ms).
 func timeoutBody(ctx context.Context, tr *mpi.Transport, arg string) error {
-	absent := int(argInts(arg)[0])
+	args := argInts(arg)
+	absent, gather := int(args[0]), args[1] == 1
 	cfg := config(tr)
 	cfg.SyncTimeout = 300 * time.Millisecond
 	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 		if r.ID() == absent {
 			<-ctx.Done()
 			return ctx.Err()
+		}
+		if gather {
+			return allgatherV(ctx, r, 64, false)()
 		}
 		return r.Barrier(ctx)
 	})

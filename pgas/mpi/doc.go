@@ -59,10 +59,13 @@
 //
 // Endpoints implement transport.Collectives unless Options.NoNative (or
 // PGASMR_MPI_NATIVE=0): package coll then serves Broadcast, AllgatherV and
-// the private-to-private exchanges of the world team with MPI_Ibcast,
-// MPI_Iallgatherv and MPI_Ialltoallv, tested to completion like a barrier
-// (buffers pinned meanwhile). Counts or displacements too large for a C
-// int go as point-to-point transfers in chunks.
+// the private-to-private exchanges of the world team with MPI_Bcast,
+// MPI_Allgatherv and MPI_Alltoallv. These block in MPI, so that MPI's
+// tuned algorithms run at full speed; a watchdog goroutine of the endpoint
+// fails the job if one waits longer than Job.SyncTimeout, or if the job's
+// context ends meanwhile. Counts or displacements too large for one MPI
+// call go as point-to-point transfers (MPI_Isend, MPI_Irecv) in chunks,
+// tested to completion like a barrier, with their buffers pinned.
 //
 // # Failure
 //

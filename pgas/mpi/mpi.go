@@ -85,8 +85,8 @@ static int pg_win_free(MPI_Win w) {
 
 // pg_put puts n bytes in chunks of at most chunk bytes, then waits until
 // src may be reused.
-static int pg_put(MPI_Win w, int rank, MPI_Aint off, const void *src, int64_t n, int64_t chunk) {
-	const char *p = src;
+static int pg_put(MPI_Win w, int rank, MPI_Aint off, uintptr_t src, int64_t n, int64_t chunk) {
+	const char *p = (const char *)src;
 	while (n > 0) {
 		int m = n > chunk ? (int)chunk : (int)n;
 		int rc = MPI_Put(p, m, MPI_BYTE, rank, off, m, MPI_BYTE, w);
@@ -97,8 +97,8 @@ static int pg_put(MPI_Win w, int rank, MPI_Aint off, const void *src, int64_t n,
 }
 
 // pg_get gets n bytes in chunks and waits until dst is filled.
-static int pg_get(MPI_Win w, int rank, MPI_Aint off, void *dst, int64_t n, int64_t chunk) {
-	char *p = dst;
+static int pg_get(MPI_Win w, int rank, MPI_Aint off, uintptr_t dst, int64_t n, int64_t chunk) {
+	char *p = (char *)dst;
 	while (n > 0) {
 		int m = n > chunk ? (int)chunk : (int)n;
 		int rc = MPI_Get(p, m, MPI_BYTE, rank, off, m, MPI_BYTE, w);
@@ -159,22 +159,17 @@ static pg_req pg_iallgather_i64(const int64_t *mine, int n, int64_t *all, MPI_Co
 	return r;
 }
 
-static pg_req pg_ibcast(void *buf, int n, int root, MPI_Comm c) {
-	pg_req r = {0, 0, MPI_REQUEST_NULL};
-	r.rc = MPI_Ibcast(buf, n, MPI_BYTE, root, c, &r.req);
-	return r;
+// Blocking collectives: buffers are passed as addresses (see bufAddr).
+static int pg_bcast(uintptr_t buf, int n, int root, MPI_Comm c) {
+	return MPI_Bcast((void *)buf, n, MPI_BYTE, root, c);
 }
 
-static pg_req pg_iallgatherv(const void *send, int n, void *recv, const int *counts, const int *displs, MPI_Comm c) {
-	pg_req r = {0, 0, MPI_REQUEST_NULL};
-	r.rc = MPI_Iallgatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, c, &r.req);
-	return r;
+static int pg_allgatherv(uintptr_t send, int n, uintptr_t recv, const int *counts, const int *displs, MPI_Comm c) {
+	return MPI_Allgatherv((const void *)send, n, MPI_BYTE, (void *)recv, counts, displs, MPI_BYTE, c);
 }
 
-static pg_req pg_ialltoallv(const void *send, const int *sc, const int *sd, void *recv, const int *rc, const int *rd, MPI_Comm c) {
-	pg_req r = {0, 0, MPI_REQUEST_NULL};
-	r.rc = MPI_Ialltoallv(send, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, c, &r.req);
-	return r;
+static int pg_alltoallv(uintptr_t send, const int *sc, const int *sd, uintptr_t recv, const int *rc, const int *rd, MPI_Comm c) {
+	return MPI_Alltoallv((const void *)send, sc, sd, MPI_BYTE, (void *)recv, rc, rd, MPI_BYTE, c);
 }
 
 // Point-to-point transfers for collectives whose counts do not fit in a
@@ -510,16 +505,7 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 		return nil, fmt.Errorf("mpi: open: %w", err)
 	}
 	e.phase, e.notified = 0, false
-	// A cancelled job context fails the job.
-	go func() {
-		select {
-		case <-ctx.Done():
-			if !e.closed.Load() {
-				e.Fail(ctx.Err())
-			}
-		case <-e.stop:
-		}
-	}()
+	go e.watch(ctx)
 	t.open.ep = e
 	if t.opts.NoNative {
 		return []transport.Endpoint{e}, nil
@@ -541,6 +527,56 @@ type endpoint struct {
 	phase    uint64
 	notified bool
 	bar      C.MPI_Request // the barrier of the current phase, between Notify and Wait
+
+	// The blocking native collective in progress, if any, for the
+	// watchdog: its name and when it started.
+	inColl struct {
+		name  atomic.Pointer[string]
+		since atomic.Int64 // UnixNano
+	}
+}
+
+var nameBcast, nameAllgatherv, nameAlltoallv = "MPI_Bcast", "MPI_Allgatherv", "MPI_Alltoallv"
+
+// blocking records that a blocking collective called name starts now, or,
+// with nil, that it ended.
+func (e *endpoint) blocking(name *string) {
+	if name == nil {
+		e.inColl.name.Store(nil)
+		return
+	}
+	e.inColl.since.Store(time.Now().UnixNano())
+	e.inColl.name.Store(name)
+}
+
+// watch fails the job when its context ends, and when a blocking
+// collective has waited longer than Job.SyncTimeout, until Close.
+func (e *endpoint) watch(ctx context.Context) {
+	var tick <-chan time.Time
+	if d := e.job.SyncTimeout; d > 0 {
+		t := time.NewTicker(min(d/4, 100*time.Millisecond))
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if !e.closed.Load() {
+				e.Fail(ctx.Err())
+			}
+			return
+		case <-e.stop:
+			return
+		case <-tick:
+			name := e.inColl.name.Load()
+			if name == nil {
+				continue
+			}
+			if waited := time.Since(time.Unix(0, e.inColl.since.Load())); waited > e.job.SyncTimeout && e.inColl.name.Load() == name {
+				e.Fail(fmt.Errorf("mpi rank %d: %s: waited %v for other ranks: %w", e.rank, *name, waited.Round(time.Millisecond), transport.ErrTimeout))
+			}
+		}
+	}
 }
 
 var _ transport.Endpoint = (*endpoint)(nil)
@@ -576,8 +612,9 @@ func (e *endpoint) Put(ctx context.Context, rank int, off int64, src []byte) err
 		return nil
 	}
 	e.t.enter()
-	rc := C.pg_put(e.win, C.int(rank), C.MPI_Aint(off), unsafe.Pointer(unsafe.SliceData(src)), C.int64_t(len(src)), C.int64_t(e.chunk))
+	rc := C.pg_put(e.win, C.int(rank), C.MPI_Aint(off), bufAddr(src), C.int64_t(len(src)), C.int64_t(e.chunk))
 	e.t.exit()
+	runtime.KeepAlive(src)
 	if rc != C.MPI_SUCCESS {
 		return e.mpiErr(rc, "put %d bytes to rank %d at %d", len(src), rank, off)
 	}
@@ -596,8 +633,9 @@ func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) err
 		return nil
 	}
 	e.t.enter()
-	rc := C.pg_get(e.win, C.int(rank), C.MPI_Aint(off), unsafe.Pointer(unsafe.SliceData(dst)), C.int64_t(len(dst)), C.int64_t(e.chunk))
+	rc := C.pg_get(e.win, C.int(rank), C.MPI_Aint(off), bufAddr(dst), C.int64_t(len(dst)), C.int64_t(e.chunk))
 	e.t.exit()
+	runtime.KeepAlive(dst)
 	if rc != C.MPI_SUCCESS {
 		return e.mpiErr(rc, "get %d bytes from rank %d at %d", len(dst), rank, off)
 	}
@@ -851,6 +889,16 @@ func cInts(v []int) []C.int {
 	return out
 }
 
+// bufAddr is the address of b's memory for a blocking MPI call, passed as
+// an integer so that cgo does not check the buffer for Go pointers on
+// every call (it holds bytes; the check costs as much as an 8-byte put).
+// The caller keeps b alive across the call (runtime.KeepAlive); Go does
+// not move heap objects, nor the stack of a goroutine while it is in a
+// cgo call.
+func bufAddr(b []byte) C.uintptr_t {
+	return C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
 func ptr(b []byte) unsafe.Pointer {
 	if len(b) == 0 {
 		return nil
@@ -888,7 +936,7 @@ func (e nativeEndpoint) checkBlocks(what string, buf []byte, counts, displs []in
 	return nil
 }
 
-// Broadcast is MPI_Ibcast (in chunks of at most Options.ChunkBytes).
+// Broadcast is MPI_Bcast (in chunks of at most Options.ChunkBytes).
 func (e nativeEndpoint) Broadcast(ctx context.Context, root int, buf []byte) error {
 	if err := e.pre(ctx); err != nil {
 		return err
@@ -897,22 +945,23 @@ func (e nativeEndpoint) Broadcast(ctx context.Context, root int, buf []byte) err
 		return fmt.Errorf("mpi rank %d: broadcast: root %d not in [0,%d): %w", e.rank, root, e.size, transport.ErrOutOfRange)
 	}
 	e.t.nativeCalls.Add(1)
-	for len(buf) > 0 {
-		n := min(int64(len(buf)), e.chunk)
-		var p runtime.Pinner
-		pinBytes(&p, buf[:n])
+	e.blocking(&nameBcast)
+	defer e.blocking(nil)
+	for b := buf; len(b) > 0; {
+		n := min(int64(len(b)), e.chunk)
 		e.t.enter()
-		r := C.pg_ibcast(ptr(buf[:n]), C.int(n), C.int(root), e.t.comm)
+		rc := C.pg_bcast(bufAddr(b), C.int(n), C.int(root), e.t.comm)
 		e.t.exit()
-		if err := e.finish(ctx, &p, r, fmt.Sprintf("MPI_Ibcast of %d bytes from rank %d", n, root)); err != nil {
-			return err
+		if rc != C.MPI_SUCCESS {
+			return e.mpiErr(rc, "MPI_Bcast of %d bytes from rank %d", n, root)
 		}
-		buf = buf[n:]
+		b = b[n:]
 	}
+	runtime.KeepAlive(buf)
 	return nil
 }
 
-// Allgatherv is MPI_Iallgatherv, or point-to-point transfers in chunks
+// Allgatherv is MPI_Allgatherv, or point-to-point transfers in chunks
 // when a count or displacement does not fit in one MPI call.
 func (e nativeEndpoint) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
 	if err := e.pre(ctx); err != nil {
@@ -944,17 +993,20 @@ func (e nativeEndpoint) Allgatherv(ctx context.Context, send, recv []byte, count
 		return e.exchange(ctx, &x, "allgatherv")
 	}
 	cc, cd := cInts(counts), cInts(displs)
-	var p runtime.Pinner
-	pinBytes(&p, send, recv)
-	p.Pin(&cc[0])
-	p.Pin(&cd[0])
+	e.blocking(&nameAllgatherv)
 	e.t.enter()
-	r := C.pg_iallgatherv(ptr(send), C.int(len(send)), ptr(recv), &cc[0], &cd[0], e.t.comm)
+	rc := C.pg_allgatherv(bufAddr(send), C.int(len(send)), bufAddr(recv), &cc[0], &cd[0], e.t.comm)
 	e.t.exit()
-	return e.finish(ctx, &p, r, "MPI_Iallgatherv")
+	e.blocking(nil)
+	runtime.KeepAlive(send)
+	runtime.KeepAlive(recv)
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "MPI_Allgatherv")
+	}
+	return nil
 }
 
-// Alltoallv is MPI_Ialltoallv, or point-to-point transfers in chunks when
+// Alltoallv is MPI_Alltoallv, or point-to-point transfers in chunks when
 // a count or displacement does not fit in one MPI call.
 func (e nativeEndpoint) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
 	if err := e.pre(ctx); err != nil {
@@ -991,15 +1043,17 @@ func (e nativeEndpoint) Alltoallv(ctx context.Context, send []byte, scounts, sdi
 		return e.exchange(ctx, &x, "alltoallv")
 	}
 	sc, sd, rc, rd := cInts(scounts), cInts(sdispls), cInts(rcounts), cInts(rdispls)
-	var p runtime.Pinner
-	pinBytes(&p, send, recv)
-	for _, a := range [][]C.int{sc, sd, rc, rd} {
-		p.Pin(&a[0])
-	}
+	e.blocking(&nameAlltoallv)
 	e.t.enter()
-	r := C.pg_ialltoallv(ptr(send), &sc[0], &sd[0], ptr(recv), &rc[0], &rd[0], e.t.comm)
+	res := C.pg_alltoallv(bufAddr(send), &sc[0], &sd[0], bufAddr(recv), &rc[0], &rd[0], e.t.comm)
 	e.t.exit()
-	return e.finish(ctx, &p, r, "MPI_Ialltoallv")
+	e.blocking(nil)
+	runtime.KeepAlive(send)
+	runtime.KeepAlive(recv)
+	if res != C.MPI_SUCCESS {
+		return e.mpiErr(res, "MPI_Alltoallv")
+	}
+	return nil
 }
 
 // exchange is a set of point-to-point transfers, one buffer per peer and

@@ -88,14 +88,15 @@ func TestRankError(t *testing.T) {
 }
 
 // TestKill: a rank killed with SIGKILL in the middle of a job, while the
-// others wait in a barrier or read from its segment, ends the MPI job:
+// others wait in a barrier, read from its segment or gather with it
+// (MPI_Allgatherv), ends the MPI job:
 // mpirun fails within 5 s and no process is left.
 func TestKill(t *testing.T) {
-	for _, where := range []string{"barrier", "gets"} {
+	for _, where := range []string{"barrier", "gets", "allgatherv"} {
 		for _, ranks := range []int{2, 4} {
 			t.Run(fmt.Sprintf("%s/ranks=%d", where, ranks), func(t *testing.T) {
 				victim := ranks - 1
-				arg := fmt.Sprintf("%d,%d", victim, map[string]int{"barrier": 0, "gets": 1}[where])
+				arg := fmt.Sprintf("%d,%d", victim, map[string]int{"barrier": 0, "gets": 1, "allgatherv": 2}[where])
 				res := launch(t, ranks, "kill", arg)
 				d := wantAbort(t, res, "KILLAT ")
 				t.Logf("mpirun returned %v after the kill: %v", d.Round(time.Millisecond), res.err)
@@ -104,17 +105,25 @@ func TestKill(t *testing.T) {
 	}
 }
 
-// TestSyncTimeout: ranks that wait in a barrier for a rank that never
-// comes fail with ErrTimeout after SyncTimeout, and the job is aborted.
+// TestSyncTimeout: ranks that wait in a barrier or a native collective
+// for a rank that never comes fail with ErrTimeout after SyncTimeout, and
+// the job is aborted.
 func TestSyncTimeout(t *testing.T) {
-	res := launch(t, 3, "timeout", "2")
-	if res.err == nil {
-		t.Fatal("mpirun succeeded")
-	}
-	if !strings.Contains(res.stderr, "timed out waiting for other ranks") {
-		t.Errorf("stderr does not report the time-out:\n%s", res.stderr)
-	}
-	if res.took > 10*time.Second {
-		t.Errorf("mpirun took %v", res.took)
+	for _, tc := range []struct{ name, arg, want string }{
+		{"barrier", "2,0", "barrier phase"},
+		{"allgatherv", "2,1", "MPI_All"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := launch(t, 3, "timeout", tc.arg)
+			if res.err == nil {
+				t.Fatal("mpirun succeeded")
+			}
+			if !strings.Contains(res.stderr, "timed out waiting for other ranks") || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("stderr does not report the time-out in %q:\n%s", tc.want, res.stderr)
+			}
+			if res.took > 10*time.Second {
+				t.Errorf("mpirun took %v", res.took)
+			}
+		})
 	}
 }
