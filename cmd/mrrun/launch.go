@@ -25,15 +25,26 @@ var (
 	rankID int
 )
 
-// initRank finds out whether a launcher started this process as a rank.
+// initRank finds out whether a launcher started this process as a rank
+// (mrrun's shm launcher, or an MPI launcher). A problem with that (an MPI
+// launcher but no MPI in this build) is reported by the run command with
+// --transport mpi; other commands do not care.
 func initRank() error {
 	kind, err := launch.Launched()
 	if err != nil {
-		return err
+		return nil
 	}
 	rankOf = kind
-	if kind == "shm" {
+	switch kind {
+	case "shm":
 		rankID, _ = strconv.Atoi(os.Getenv(shm.EnvRank))
+	case "mpi": // until MPI is initialised: what the launchers say
+		for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"} {
+			if r, err := strconv.Atoi(os.Getenv(v)); err == nil {
+				rankID = r
+				break
+			}
+		}
 	}
 	return nil
 }

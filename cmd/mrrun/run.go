@@ -17,7 +17,7 @@ import (
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/launch"
-	"github.com/pgasmr/pgasmr/pgas/shm"
+	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/reduce"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -56,7 +56,7 @@ type rankStats struct {
 }
 
 // transports lists the transports this build has.
-var transports = []string{"inproc", "shm"}
+var transports = []string{"inproc", "shm", "mpi"}
 
 // runJob runs spec and returns the result: in this process for inproc and
 // the baselines, or this process's rank when a launcher started it as one
@@ -78,16 +78,31 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode}
 	switch spec.transport {
 	case "inproc":
-	case "shm":
+	case "shm", "mpi":
 		var err error
 		if cfg, err = launch.FromEnv(cfg); err != nil {
 			return nil, err
 		}
-		if cfg.Transport == nil {
+		if cfg.Transport == nil || cfg.Transport.Name() != spec.transport {
+			if spec.transport == "mpi" {
+				how := "it was built with MPI"
+				if !mpi.Built {
+					how = "this mrrun was built without MPI: go build -tags mpi ./cmd/mrrun (OpenMPI) or -tags mpich"
+				}
+				return nil, usagef("--transport mpi: start mrrun under an MPI launcher (mpirun -np N mrrun --transport mpi ...); %s", how)
+			}
 			return nil, fmt.Errorf("--transport shm: this process was not started as a rank (mrrun launches its ranks itself)")
 		}
-		if cfg.Ranks != spec.ranks {
+		if spec.transport == "mpi" {
+			defer cfg.Transport.(*mpi.Transport).Finalize()
+			if spec.opts.Root >= cfg.Ranks {
+				return nil, usagef("--root %d is not a rank (ranks are 0 to %d)", spec.opts.Root, cfg.Ranks-1)
+			}
+		} else if cfg.Ranks != spec.ranks {
 			return nil, fmt.Errorf("--transport shm: launched with %d ranks, asked for %d", cfg.Ranks, spec.ranks)
+		}
+		if r, ok := cfg.Transport.(interface{ Rank() int }); ok {
+			rankID = r.Rank()
 		}
 	default:
 		return nil, usagef("transport %q is not available in this build (want %s)", spec.transport, strings.Join(transports, ", "))
@@ -129,7 +144,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res == nil && (spec.transport == "inproc" || cfg.Transport.(*shm.Transport).Rank() == spec.opts.Root) {
+	if res == nil && (spec.transport == "inproc" || rankID == spec.opts.Root) {
 		return nil, fmt.Errorf("%s: rank %d returned no result", a.name, spec.opts.Root)
 	}
 	return res, nil
@@ -240,7 +255,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		}
 		return s, usagef("--transport %q: unknown (want %s)", f.transport, strings.Join(transports, ", "))
 	}
-	if f.root < 0 || f.root >= f.np {
+	if f.root < 0 || f.root >= f.np && (f.transport != "mpi" || fs.Changed("np")) {
 		return s, usagef("--root %d is not a rank (ranks are 0 to %d)", f.root, f.np-1)
 	}
 	switch f.baseline {
