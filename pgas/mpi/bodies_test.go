@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
+	pgaslaunch "github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/pgas/pgastest"
 )
@@ -25,6 +26,54 @@ var bodies = map[string]func(ctx context.Context, tr *mpi.Transport, arg string)
 	"kill":    killBody,
 	"timeout": timeoutBody,
 	"bench":   benchBody,
+	"launch":  launchBody,
+	"panic":   panicBody,
+}
+
+// launchBody gets its configuration from launch.FromEnv, as any program
+// does, and counts the ranks with FetchAdd on rank 0.
+func launchBody(ctx context.Context, tr *mpi.Transport, _ string) error {
+	cfg, err := pgaslaunch.FromEnv(pgas.Config{Ranks: 1})
+	if err != nil {
+		return err
+	}
+	kind, err := pgaslaunch.Launched()
+	if err != nil {
+		return err
+	}
+	if cfg.Transport != pgas.Transport(tr) || cfg.Ranks != tr.Size() {
+		return fmt.Errorf("launch.FromEnv = %+v; want the MPI transport and %d ranks", cfg, tr.Size())
+	}
+	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		a, err := pgas.AllAllocArray[int64](ctx, r, 1, 1)
+		if err != nil {
+			return err
+		}
+		if _, err := pgas.FetchAdd(ctx, a, 0, 1); err != nil {
+			return err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if r.ID() == 0 {
+			fmt.Printf("LAUNCH %s %s %d %d\n", kind, r.TransportName(), r.N(), a.Local()[0])
+		}
+		return nil
+	})
+}
+
+// panicBody: rank arg dereferences a nil pointer. Go's panic, not the MPI
+// library's signal handler, must see it: pgas.Run recovers it and the
+// transport reports it and aborts.
+func panicBody(ctx context.Context, tr *mpi.Transport, arg string) error {
+	bad := int(argInts(arg)[0])
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == bad {
+			var p *pgas.Rank
+			return p.Barrier(ctx)
+		}
+		return r.Barrier(ctx)
+	})
 }
 
 // suitesBody runs the transport's conformance suite and the collectives'

@@ -287,8 +287,9 @@ func Init(o Options) (*Transport, error) {
 	if global.t != nil || global.err != nil {
 		return global.t, global.err
 	}
-	// OpenMPI catches SIGSEGV, SIGBUS, SIGFPE and SIGABRT to print its own
-	// backtrace, which would turn Go's nil-pointer panics into crashes.
+	// OpenMPI may catch SIGSEGV, SIGBUS, SIGFPE and SIGABRT to print its
+	// own backtrace; Go must keep them (its nil-pointer panics are SIGSEGV).
+	// TestPanic checks that a nil dereference stays a Go panic.
 	if _, set := os.LookupEnv("OMPI_MCA_opal_signal"); !set {
 		os.Setenv("OMPI_MCA_opal_signal", "")
 	}

@@ -127,3 +127,29 @@ func TestSyncTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchFromEnv: under mpirun, launch.FromEnv picks the MPI transport
+// with the world's size.
+func TestLaunchFromEnv(t *testing.T) {
+	res := launch(t, 3, "launch", "")
+	if res.err != nil {
+		t.Fatalf("mpirun: %v\nstderr:\n%s", res.err, res.stderr)
+	}
+	if got := lines(res.stdout, "LAUNCH "); len(got) != 1 || got[0] != "mpi mpi 3 3" {
+		t.Errorf("LAUNCH lines %q; want [\"mpi mpi 3 3\"]", got)
+	}
+}
+
+// TestPanic: a nil-pointer dereference in a rank is a Go panic (OpenMPI's
+// own SIGSEGV handler is off), reported with its stack before the abort.
+func TestPanic(t *testing.T) {
+	res := launch(t, 2, "panic", "1")
+	if res.err == nil {
+		t.Fatal("mpirun succeeded")
+	}
+	for _, want := range []string{"pgasmr: mpi rank 1 of 2 failed: panic: runtime error: invalid memory address or nil pointer dereference", "panicBody"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("stderr does not contain %q:\n%s", want, res.stderr)
+		}
+	}
+}
