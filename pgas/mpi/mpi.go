@@ -535,30 +535,53 @@ type endpoint struct {
 	bar      C.MPI_Request // the barrier of the current phase, between Notify and Wait
 
 	// The blocking native collective in progress, if any, for the
-	// watchdog: its name and when it started.
+	// watchdog: seq is odd while one runs, and grows by 2 per call.
 	inColl struct {
-		name  atomic.Pointer[string]
-		since atomic.Int64 // UnixNano
+		name atomic.Pointer[string]
+		seq  atomic.Uint64
 	}
+	cints []C.int // scratch for counts and displacements
 }
 
 var nameBcast, nameAllgatherv, nameAlltoallv = "MPI_Bcast", "MPI_Allgatherv", "MPI_Alltoallv"
 
-// blocking records that a blocking collective called name starts now, or,
+// blocking records that a blocking collective called name starts, or,
 // with nil, that it ended.
 func (e *endpoint) blocking(name *string) {
-	if name == nil {
-		e.inColl.name.Store(nil)
-		return
+	if name != nil {
+		e.inColl.name.Store(name)
 	}
-	e.inColl.since.Store(time.Now().UnixNano())
-	e.inColl.name.Store(name)
+	e.inColl.seq.Add(1)
+}
+
+// cInts converts the int slices to C ints in the endpoint's scratch
+// space, valid until the next call.
+func (e *endpoint) cInts(vs ...[]int) [][]C.int {
+	n := 0
+	for _, v := range vs {
+		n += len(v)
+	}
+	if cap(e.cints) < n {
+		e.cints = make([]C.int, n)
+	}
+	out := make([][]C.int, len(vs))
+	buf := e.cints[:n]
+	for i, v := range vs {
+		out[i] = buf[:len(v):len(v)]
+		for j, x := range v {
+			out[i][j] = C.int(x)
+		}
+		buf = buf[len(v):]
+	}
+	return out
 }
 
 // watch fails the job when its context ends, and when a blocking
 // collective has waited longer than Job.SyncTimeout, until Close.
 func (e *endpoint) watch(ctx context.Context) {
 	var tick <-chan time.Time
+	var seen uint64
+	var since time.Time
 	if d := e.job.SyncTimeout; d > 0 {
 		t := time.NewTicker(min(d/4, 100*time.Millisecond))
 		defer t.Stop()
@@ -573,13 +596,16 @@ func (e *endpoint) watch(ctx context.Context) {
 			return
 		case <-e.stop:
 			return
-		case <-tick:
-			name := e.inColl.name.Load()
-			if name == nil {
+		case now := <-tick:
+			// A collective that is still the one seen at an earlier tick
+			// has waited at least since then.
+			seq := e.inColl.seq.Load()
+			if seq%2 == 0 || seq != seen {
+				seen, since = seq, now
 				continue
 			}
-			if waited := time.Since(time.Unix(0, e.inColl.since.Load())); waited > e.job.SyncTimeout && e.inColl.name.Load() == name {
-				e.Fail(fmt.Errorf("mpi rank %d: %s: waited %v for other ranks: %w", e.rank, *name, waited.Round(time.Millisecond), transport.ErrTimeout))
+			if waited := now.Sub(since); waited > e.job.SyncTimeout {
+				e.Fail(fmt.Errorf("mpi rank %d: %s: waited %v for other ranks: %w", e.rank, *e.inColl.name.Load(), waited.Round(time.Millisecond), transport.ErrTimeout))
 			}
 		}
 	}
@@ -998,7 +1024,8 @@ func (e nativeEndpoint) Allgatherv(ctx context.Context, send, recv []byte, count
 		copy(recv[displs[e.rank]:], send)
 		return e.exchange(ctx, &x, "allgatherv")
 	}
-	cc, cd := cInts(counts), cInts(displs)
+	ci := e.cInts(counts, displs)
+	cc, cd := ci[0], ci[1]
 	e.blocking(&nameAllgatherv)
 	e.t.enter()
 	rc := C.pg_allgatherv(bufAddr(send), C.int(len(send)), bufAddr(recv), &cc[0], &cd[0], e.t.comm)
@@ -1048,7 +1075,8 @@ func (e nativeEndpoint) Alltoallv(ctx context.Context, send []byte, scounts, sdi
 		copy(recv[rdispls[me]:rdispls[me]+rcounts[me]], send[sdispls[me]:])
 		return e.exchange(ctx, &x, "alltoallv")
 	}
-	sc, sd, rc, rd := cInts(scounts), cInts(sdispls), cInts(rcounts), cInts(rdispls)
+	ci := e.cInts(scounts, sdispls, rcounts, rdispls)
+	sc, sd, rc, rd := ci[0], ci[1], ci[2], ci[3]
 	e.blocking(&nameAlltoallv)
 	e.t.enter()
 	res := C.pg_alltoallv(bufAddr(send), &sc[0], &sd[0], bufAddr(recv), &rc[0], &rd[0], e.t.comm)
