@@ -38,7 +38,7 @@
 // is already initialised, the transport uses it and leaves finalising to
 // its owner. If the library provides less than MPI_THREAD_MULTIPLE, every
 // MPI call of the transport takes one mutex, and Init says so on standard
-// error. Every job (Open) allocates a window on a duplicate of
+// error (Options.Serialize, or PGASMR_MPI_SERIALIZE=1, forces this mode). Every job (Open) allocates a window on a duplicate of
 // MPI_COMM_WORLD and locks it for passive-target access to all ranks
 // (MPI_Win_lock_all) until Close:
 //

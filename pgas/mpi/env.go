@@ -24,6 +24,8 @@ const (
 	// EnvProgress sets Options.Progress (a Go duration; 0 turns the
 	// progress goroutine off).
 	EnvProgress = "PGASMR_MPI_PROGRESS"
+	// EnvSerialize set to 1 (or true) sets Options.Serialize.
+	EnvSerialize = "PGASMR_MPI_SERIALIZE"
 )
 
 // Defaults of Options.
@@ -67,6 +69,10 @@ type Options struct {
 	// target's help (over TCP, for instance). Zero means DefaultProgress;
 	// a negative value turns the goroutine off.
 	Progress time.Duration
+	// Serialize makes the transport serialise its MPI calls with a mutex
+	// even if the library provides MPI_THREAD_MULTIPLE, as it does when
+	// the library provides less. For tests of that mode.
+	Serialize bool
 }
 
 // Validate reports every problem with o, joined into one error, or nil.
@@ -88,8 +94,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// OptionsFromEnv reads Options from EnvNative, EnvChunkBytes and
-// EnvProgress; unset variables leave the defaults.
+// OptionsFromEnv reads Options from EnvNative, EnvChunkBytes, EnvProgress
+// and EnvSerialize; unset variables leave the defaults.
 func OptionsFromEnv() (Options, error) {
 	var o Options
 	var errs []error
@@ -99,6 +105,13 @@ func OptionsFromEnv() (Options, error) {
 			errs = append(errs, fmt.Errorf("mpi: %s=%q: want a boolean", EnvNative, v))
 		}
 		o.NoNative = !b
+	}
+	if v := os.Getenv(EnvSerialize); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mpi: %s=%q: want a boolean", EnvSerialize, v))
+		}
+		o.Serialize = b
 	}
 	if v := os.Getenv(EnvChunkBytes); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

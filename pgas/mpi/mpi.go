@@ -341,6 +341,7 @@ func (t *Transport) mainThread(ready chan<- error) {
 	if t.serial {
 		fmt.Fprintf(os.Stderr, "pgasmr: mpi: the MPI library provides %s, not MPI_THREAD_MULTIPLE: all MPI calls are serialised\n", t.level)
 	}
+	t.serial = t.serial || t.opts.Serialize
 	ready <- nil
 	for f := range t.mainq {
 		f()
@@ -387,6 +388,10 @@ func (t *Transport) Size() int { return t.size }
 
 // ThreadLevel names the thread level the MPI library provided.
 func (t *Transport) ThreadLevel() string { return t.level }
+
+// Serialized reports whether the transport serialises its MPI calls with
+// a mutex (the library is not MPI_THREAD_MULTIPLE, or Options.Serialize).
+func (t *Transport) Serialized() bool { return t.serial }
 
 // Library is the MPI library's version string (MPI_Get_library_version).
 func (t *Transport) Library() string { return t.library }

@@ -14,8 +14,10 @@ import (
 
 // TestSuites runs pgastest.RunAll and colltest.RunAll on 2 and 4 ranks (4
 // oversubscribe a 2-core machine), with MPI's native collectives and
-// without, and once with every MPI transfer split into 4 KiB chunks, which
-// takes the path of transfers too large for one MPI call.
+// without, once with every MPI transfer split into 4 KiB chunks, which
+// takes the path of transfers too large for one MPI call, and once with
+// every MPI call serialised by the transport's mutex, as with a library
+// that is not MPI_THREAD_MULTIPLE.
 func TestSuites(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -28,6 +30,7 @@ func TestSuites(t *testing.T) {
 		{"ranks=4/native", 4, true, nil},
 		{"ranks=4/no-native", 4, false, []string{mpi.EnvNative + "=0"}},
 		{"ranks=3/native/chunk=4096", 3, true, []string{mpi.EnvChunkBytes + "=4096"}},
+		{"ranks=2/native/serialized", 2, true, []string{mpi.EnvSerialize + "=1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := launch(t, tc.ranks, "suites", "", tc.env...)
@@ -44,6 +47,9 @@ func TestSuites(t *testing.T) {
 			}
 			if tc.native == strings.Contains(got[0], " calls=0 ") {
 				t.Errorf("SUITES %s: native collectives served the wrong number of calls", got[0])
+			}
+			if ser := strings.Contains(tc.name, "serialized"); !strings.Contains(got[0], fmt.Sprintf(" serialized=%v ", ser)) {
+				t.Errorf("SUITES %s; want serialized=%v", got[0], ser)
 			}
 			if chunked := strings.Contains(tc.name, "chunk="); chunked == strings.Contains(got[0], " chunked=0 ") {
 				t.Errorf("SUITES %s: want chunked collectives only with a small chunk size", got[0])

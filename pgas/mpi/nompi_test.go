@@ -30,8 +30,9 @@ func TestOptionsFromEnv(t *testing.T) {
 	t.Setenv(mpi.EnvNative, "0")
 	t.Setenv(mpi.EnvChunkBytes, "4096")
 	t.Setenv(mpi.EnvProgress, "0")
+	t.Setenv(mpi.EnvSerialize, "1")
 	o, err := mpi.OptionsFromEnv()
-	if err != nil || !o.NoNative || o.ChunkBytes != 4096 || o.Progress >= 0 {
+	if err != nil || !o.NoNative || o.ChunkBytes != 4096 || o.Progress >= 0 || !o.Serialize {
 		t.Errorf("OptionsFromEnv = %+v, %v", o, err)
 	}
 	t.Setenv(mpi.EnvNative, "maybe")
