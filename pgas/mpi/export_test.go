@@ -7,6 +7,9 @@ var (
 	RawPutLoop        = rawPutLoop
 	RawGetLoop        = rawGetLoop
 	RawAllgathervLoop = rawAllgathervLoop
+	RawInit           = rawInit
+	RawFinalized      = rawFinalized
+	RawFinalize       = rawFinalize
 )
 
 // Flavour names the MPI library the package was built for.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,9 @@ func TestMain(m *testing.M) {
 // that fails through pgas.Run never returns here: the transport aborts the
 // MPI job.
 func rankMain() int {
+	if os.Getenv(envBody) == "owned" {
+		return ownedMain()
+	}
 	tr, _, err := mpi.FromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -64,6 +68,39 @@ func rankMain() int {
 		fmt.Fprintf(os.Stderr, "rank %d: %v\n", tr.Rank(), err)
 		return 1
 	}
+	return 0
+}
+
+// ownedMain is a program that initialises and finalises MPI itself and
+// uses the transport in between: the transport must use the MPI it finds
+// and leave it initialised at Finalize.
+func ownedMain() int {
+	runtime.LockOSThread() // MPI_Finalize on the thread of MPI_Init_thread
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := mpi.RawInit(); err != nil {
+		return fail(err)
+	}
+	tr, _, err := mpi.FromEnv()
+	if err != nil {
+		return fail(err)
+	}
+	err = pgas.Run(context.Background(), config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		return r.Barrier(ctx)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := tr.Finalize(); err != nil {
+		return fail(err)
+	}
+	fmt.Printf("OWNED %d finalized=%v\n", tr.Rank(), mpi.RawFinalized())
+	if err := mpi.RawFinalize(); err != nil {
+		return fail(err)
+	}
+	fmt.Printf("BODYOK %d\n", tr.Rank())
 	return 0
 }
 

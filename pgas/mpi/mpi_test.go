@@ -159,3 +159,15 @@ func TestPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnedMPI: in a program that initialised MPI itself, the transport
+// uses that MPI and leaves finalising it to the program.
+func TestOwnedMPI(t *testing.T) {
+	res := launch(t, 2, "owned", "")
+	if res.err != nil {
+		t.Fatalf("mpirun: %v\nstderr:\n%s", res.err, res.stderr)
+	}
+	if got := lines(res.stdout, "OWNED "); len(got) != 2 || got[0][2:] != "finalized=false" || got[1][2:] != "finalized=false" {
+		t.Errorf("OWNED lines %q; want MPI still initialised after Transport.Finalize on both ranks", got)
+	}
+}

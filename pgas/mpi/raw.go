@@ -29,6 +29,11 @@ static int pg_raw_get_loop(MPI_Win w, int rank, void *dst, int n, int64_t iters)
 	return MPI_SUCCESS;
 }
 
+// For the test of a program that initialises MPI itself.
+static int pg_raw_init(void) { int p; return MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &p); }
+static int pg_raw_finalized(void) { int f = 0; MPI_Finalized(&f); return f; }
+static int pg_raw_finalize(void) { return MPI_Finalize(); }
+
 static int pg_raw_allgatherv_loop(MPI_Comm c, const void *send, int n, void *recv, const int *counts, const int *displs, int64_t iters) {
 	for (int64_t i = 0; i < iters; i++) {
 		int rc = MPI_Allgatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, c);
@@ -92,6 +97,25 @@ func rawAllgathervLoop(ep transport.Endpoint, send, recv []byte, counts, displs 
 	e.t.exit()
 	if rc != C.MPI_SUCCESS {
 		return e.mpiErr(rc, "raw allgatherv loop")
+	}
+	return nil
+}
+
+// rawInit calls MPI_Init_thread, as a program that owns MPI would.
+func rawInit() error {
+	if rc := C.pg_raw_init(); rc != C.MPI_SUCCESS {
+		return fmt.Errorf("MPI_Init_thread: %s", errorString(rc))
+	}
+	return nil
+}
+
+// rawFinalized reports MPI_Finalized.
+func rawFinalized() bool { return C.pg_raw_finalized() != 0 }
+
+// rawFinalize calls MPI_Finalize.
+func rawFinalize() error {
+	if rc := C.pg_raw_finalize(); rc != C.MPI_SUCCESS {
+		return fmt.Errorf("MPI_Finalize: %s", errorString(rc))
 	}
 	return nil
 }
