@@ -21,6 +21,9 @@ var _ transport.Transport = (*Transport)(nil)
 // Init returns ErrNotBuilt: this binary was built without MPI.
 func Init(Options) (*Transport, error) { return nil, ErrNotBuilt }
 
+// The methods of a Transport built without MPI return zero values; Open
+// and Finalize return ErrNotBuilt.
+
 func (*Transport) Name() string         { return "mpi" }
 func (*Transport) Rank() int            { return 0 }
 func (*Transport) Size() int            { return 0 }
