@@ -94,8 +94,8 @@ func suitesBody(ctx context.Context, tr *mpi.Transport, _ string) error {
 		return err
 	}
 	if tr.Rank() == 0 {
-		fmt.Printf("SUITES native=%v calls=%d chunked=%d level=%s serialized=%v pgastest=%v colltest=%v\n",
-			native, tr.NativeCalls(), mpi.LargeCalls(tr), tr.ThreadLevel(), tr.Serialized(), conf.Round(time.Millisecond), (time.Since(start) - conf).Round(time.Millisecond))
+		fmt.Printf("SUITES native=%v calls=%d chunked=%d level=%s serialized=%v progress=%v pgastest=%v colltest=%v\n",
+			native, tr.NativeCalls(), mpi.LargeCalls(tr), tr.ThreadLevel(), tr.Serialized(), max(0, tr.Options().Progress), conf.Round(time.Millisecond), (time.Since(start) - conf).Round(time.Millisecond))
 	}
 	return nil
 }

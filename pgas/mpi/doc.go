@@ -53,9 +53,10 @@
 //
 // The async forms complete before they return (MPI request-based RMA would
 // keep Go memory across calls). Transfers larger than Options.ChunkBytes
-// (1 GiB; MPI counts are C ints) are split. A progress goroutine enters MPI
-// every Options.Progress (MPI_Iprobe) for libraries whose one-sided
-// operations need the target to progress.
+// (1 GiB; MPI counts are C ints) are split. When the ranks span several
+// nodes, a progress goroutine enters MPI every Options.Progress
+// (MPI_Iprobe) for libraries whose one-sided operations need the target to
+// progress; on one node the windows are shared memory and need none.
 //
 // Endpoints implement transport.Collectives unless Options.NoNative (or
 // PGASMR_MPI_NATIVE=0): package coll then serves Broadcast, AllgatherV and

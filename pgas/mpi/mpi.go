@@ -47,6 +47,16 @@ static pg_comm pg_dup_world(void) {
 
 static int pg_comm_free(MPI_Comm c) { return MPI_Comm_free(&c); }
 
+// pg_node_size is the number of ranks of c on this rank's node.
+static int pg_node_size(MPI_Comm c) {
+	MPI_Comm node;
+	int n = 0;
+	if (MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return -1;
+	MPI_Comm_size(node, &n);
+	MPI_Comm_free(&node);
+	return n;
+}
+
 static void pg_error_string(int rc, char *buf) {
 	int n = 0;
 	if (MPI_Error_string(rc, buf, &n) != MPI_SUCCESS) n = 0;
@@ -243,6 +253,7 @@ type Transport struct {
 	opts       Options
 	comm       C.MPI_Comm // a duplicate of MPI_COMM_WORLD, errors returned
 	rank, size int
+	nodeSize   int // ranks on this rank's node
 	level      string
 	serial     bool // the library is not MPI_THREAD_MULTIPLE: calls take mu
 	owner      bool // this package initialised MPI and finalises it
@@ -300,6 +311,12 @@ func Init(o Options) (*Transport, error) {
 		global.err = err
 		return nil, err
 	}
+	if t.opts.Progress == 0 {
+		t.opts.Progress = -1
+		if t.nodeSize != t.size {
+			t.opts.Progress = DefaultProgress
+		}
+	}
 	if t.opts.Progress > 0 {
 		t.progressWG.Add(1)
 		go t.progress()
@@ -334,6 +351,7 @@ func (t *Transport) mainThread(ready chan<- error) {
 		return
 	}
 	t.comm, t.rank, t.size = c.comm, int(c.rank), int(c.size)
+	t.nodeSize = int(C.pg_node_size(t.comm))
 	buf := (*C.char)(C.malloc(C.MPI_MAX_LIBRARY_VERSION_STRING + 1))
 	C.pg_library(buf)
 	t.library = strings.TrimSpace(C.GoString(buf))

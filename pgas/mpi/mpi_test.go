@@ -17,7 +17,8 @@ import (
 // without, once with every MPI transfer split into 4 KiB chunks, which
 // takes the path of transfers too large for one MPI call, and once with
 // every MPI call serialised by the transport's mutex, as with a library
-// that is not MPI_THREAD_MULTIPLE.
+// that is not MPI_THREAD_MULTIPLE, and a progress goroutine (which ranks
+// on one node do not start by default).
 func TestSuites(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -30,7 +31,7 @@ func TestSuites(t *testing.T) {
 		{"ranks=4/native", 4, true, nil},
 		{"ranks=4/no-native", 4, false, []string{mpi.EnvNative + "=0"}},
 		{"ranks=3/native/chunk=4096", 3, true, []string{mpi.EnvChunkBytes + "=4096"}},
-		{"ranks=2/native/serialized", 2, true, []string{mpi.EnvSerialize + "=1"}},
+		{"ranks=2/native/serialized/progress", 2, true, []string{mpi.EnvSerialize + "=1", mpi.EnvProgress + "=1ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := launch(t, tc.ranks, "suites", "", tc.env...)
@@ -50,6 +51,9 @@ func TestSuites(t *testing.T) {
 			}
 			if ser := strings.Contains(tc.name, "serialized"); !strings.Contains(got[0], fmt.Sprintf(" serialized=%v ", ser)) {
 				t.Errorf("SUITES %s; want serialized=%v", got[0], ser)
+			}
+			if p := strings.Contains(tc.name, "progress"); !strings.Contains(got[0], map[bool]string{true: " progress=1ms ", false: " progress=0s "}[p]) {
+				t.Errorf("SUITES %s; want a progress goroutine only when asked for (one node)", got[0])
 			}
 			if chunked := strings.Contains(tc.name, "chunk="); chunked == strings.Contains(got[0], " chunked=0 ") {
 				t.Errorf("SUITES %s: want chunked collectives only with a small chunk size", got[0])
