@@ -577,9 +577,9 @@ func (e *endpoint) blocking(name *string) {
 	e.inColl.seq.Add(1)
 }
 
-// cInts converts the int slices to C ints in the endpoint's scratch
+// cInts converts up to 4 int slices to C ints in the endpoint's scratch
 // space, valid until the next call.
-func (e *endpoint) cInts(vs ...[]int) [][]C.int {
+func (e *endpoint) cInts(vs ...[]int) (out [4][]C.int) {
 	n := 0
 	for _, v := range vs {
 		n += len(v)
@@ -587,7 +587,6 @@ func (e *endpoint) cInts(vs ...[]int) [][]C.int {
 	if cap(e.cints) < n {
 		e.cints = make([]C.int, n)
 	}
-	out := make([][]C.int, len(vs))
 	buf := e.cints[:n]
 	for i, v := range vs {
 		out[i] = buf[:len(v):len(v)]
