@@ -21,6 +21,7 @@ import (
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/reduce"
 	"github.com/spf13/pflag"
 )
@@ -250,6 +251,9 @@ func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
 	}
 	if !slices.Contains(transports, f.transport) {
 		return p, usagef("--transport %q: not available in this build (have: %s)", f.transport, strings.Join(transports, ", "))
+	}
+	if f.transport == "mpi" && !mpi.Built {
+		return p, usagef("--transport mpi: this mrrun was built without MPI (go build -tags mpi ./cmd/mrrun); bench then starts every job with mpirun")
 	}
 	p.exec = f.exec || f.transport != "inproc"
 	p.inputs = map[string][]string{}
@@ -644,14 +648,19 @@ func runProcess(ctx context.Context, spec jobSpec, out *bytes.Buffer) (time.Dura
 	}
 	args := append(specArgs(spec), "-q", "--output-format", "tsv", spec.app.name)
 	args = append(args, spec.inputs...)
-	cmd := exec.CommandContext(ctx, exe, args...)
+	name := exe
+	if spec.transport == "mpi" && spec.baseline == "" {
+		// Every rank a process started by the MPI launcher.
+		name, args = "mpirun", append([]string{"-np", strconv.Itoa(spec.ranks), exe}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = out, &errb
 	t0 := time.Now()
 	err = cmd.Run()
 	took := time.Since(t0)
 	if err != nil {
-		return took, fmt.Errorf("mrrun %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		return took, fmt.Errorf("%s %s: %v: %s", filepath.Base(name), strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return took, nil
 }

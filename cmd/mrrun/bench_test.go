@@ -254,7 +254,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--plot", "no/such/dir/out.png"}, "--plot"},
 		{[]string{"--input", "wordcount"}, "--input"},
 		{[]string{"--apps", "histogram", "--input", "wordcount=x"}, "not in --apps"},
-		{[]string{"--transport", "mpi"}, "--transport"},
+		{[]string{"--transport", "mpi"}, "built without MPI"},
 		{[]string{"--nosuch"}, "--nosuch"},
 		{[]string{"extra"}, "no arguments"},
 	} {
