@@ -42,14 +42,25 @@ for pair in "${inputs[@]}"; do
 done
 echo "mrrun on mpi: $runs runs compared with seq"
 
+# procs PREFIX: the pids whose command line starts with PREFIX (from /proc:
+# no procps needed).
+procs() {
+  local d cmd
+  for d in /proc/[0-9]*; do
+    cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
+    case "$cmd" in "$1"*) echo "${d#/proc/}" ;; esac
+  done
+}
+
 # Kill one rank of a 3-rank job in its map: mpirun must end the others.
 "$m" gen -q wordcount --size 60MB --files 6 --seed 2 "$tmp/big"
 mpirun -np 3 "$m" --transport mpi -q wordcount "$tmp/big" > /dev/null 2> "$tmp/killerr" &
 mpirun_pid=$!
 victim=""
 for _ in $(seq 100); do
-  victim=$(pgrep -f "^$m --transport mpi -q wordcount $tmp/big" | tail -1 || true)
-  [ -n "$victim" ] && [ "$(pgrep -f "^$m --transport mpi -q wordcount $tmp/big" | wc -l)" -ge 3 ] && break
+  ranks=$(procs "$m --transport mpi -q wordcount $tmp/big")
+  victim=$(echo "$ranks" | tail -1)
+  [ -n "$victim" ] && [ "$(echo "$ranks" | wc -l)" -ge 3 ] && break
   sleep 0.1
 done
 sleep 0.3
@@ -58,7 +69,7 @@ killed_at=$(date +%s%N)
 status=0
 wait "$mpirun_pid" || status=$?
 took_ms=$(( ($(date +%s%N) - killed_at) / 1000000 ))
-left=$(pgrep -f "^$m " || true)
+left=$(procs "$m ")
 echo "kill: mpirun exited $status ${took_ms} ms after SIGKILL of rank process $victim; left: ${left:-none}"
 if [ "$status" = 0 ] || [ -n "$left" ] || [ "$took_ms" -gt 5000 ]; then
   echo "FAIL: kill test"; cat "$tmp/killerr"; fail=1
