@@ -54,6 +54,32 @@ func benchOneSided(b *testing.B, kind int) {
 		b.Run(fmt.Sprintf("ranks=2/size=%d/shm-endpoint", size), func(b *testing.B) {
 			runBench(b, kind+benchEPPut, size, int64(size))
 		})
+		b.Run(fmt.Sprintf("ranks=2/size=%d/inproc-pgas", size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			cfg := pgas.Config{Ranks: 2, SegmentBytes: benchSegBytes}
+			err := pgas.Run(b.Context(), cfg, func(ctx context.Context, r *pgas.Rank) error {
+				buf := make([]byte, size)
+				if r.ID() == 0 {
+					b.ResetTimer()
+					for range b.N {
+						var err error
+						if kind == benchPut {
+							err = r.PutBytes(ctx, 1, 0, buf)
+						} else {
+							err = r.GetBytes(ctx, 1, 0, buf)
+						}
+						if err != nil {
+							return err
+						}
+					}
+					b.StopTimer()
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
 		b.Run(fmt.Sprintf("ranks=2/size=%d/copy", size), func(b *testing.B) {
 			src, dst := make([]byte, size), make([]byte, size)
 			b.SetBytes(int64(size))
