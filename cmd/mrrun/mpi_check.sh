@@ -42,6 +42,18 @@ for pair in "${inputs[@]}"; do
 done
 echo "mrrun on mpi: $runs runs compared with seq"
 
+# A user's SPMD program (examples/embed) runs unchanged under mpirun.
+go build -o "$tmp/embed" ./examples/embed
+go build -tags mpi -o "$tmp/embed-mpi" ./examples/embed
+"$tmp/embed" -np 1 "$tmp/corpus"/d00/d00/* > "$tmp/want"
+for np in 2 4; do
+  if mpirun -np $np "$tmp/embed-mpi" "$tmp/corpus"/d00/d00/* > "$tmp/got" 2> "$tmp/err" && cmp -s "$tmp/want" "$tmp/got"; then
+    runs=$((runs + 1))
+  else
+    echo "FAIL: mpirun -np $np embed: output differs or failed"; cat "$tmp/err"; fail=1
+  fi
+done
+
 # procs PREFIX: the pids whose command line starts with PREFIX (from /proc:
 # no procps needed).
 procs() {

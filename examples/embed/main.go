@@ -55,6 +55,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	defer launch.Done(cfg) // finalises MPI under mpirun
 	// Every rank reads the same list of lines: a real program would map
 	// over file splits (mr.FileSplits) instead.
 	var lines []string

@@ -70,6 +70,7 @@ func run() error {
 	if cfg, err = launch.FromEnv(pgas.Config{Ranks: cfg.Ranks, SegmentBytes: seg}); err != nil {
 		return fmt.Errorf("%w (mrrun exec: raise --segment-bytes)", err)
 	}
+	defer launch.Done(cfg) // finalises MPI under mpirun
 	out := io.Discard
 	if launch.Leader(cfg) {
 		out = os.Stdout

@@ -99,3 +99,13 @@ func fromMPI(cfg pgas.Config) (pgas.Config, error) {
 	cfg.Ranks = tr.Size()
 	return cfg, nil
 }
+
+// Done releases what FromEnv set up for the process, once its last job has
+// run: it finalises MPI when FromEnv started it (and leaves alone an MPI
+// that the program initialised itself). It does nothing otherwise.
+func Done(cfg pgas.Config) error {
+	if f, ok := cfg.Transport.(interface{ Finalize() error }); ok {
+		return f.Finalize()
+	}
+	return nil
+}
