@@ -1,0 +1,48 @@
+// Package mrmpi runs pgasmr's four applications on MapReduce-MPI (MR-MPI,
+// Sandia's MapReduce library for MPI, the 2014-04-04 release Debian
+// packages as libmrmpi-dev) through its C interface: the baseline UPC-MR
+// was measured against (seeds/002 §4.3), built in.
+//
+// It is compiled only with the build tags mpi and mrmpi (cgo, OpenMPI,
+// -lMapReduceMPI); without them Run returns ErrNotBuilt. Run under mpirun:
+//
+//	go build -tags mpi,mrmpi ./cmd/mrrun
+//	mpirun -np 2 ./mrrun --baseline mrmpi wordcount corpus/
+//
+// Each app is written the way an MR-MPI user would write it, with the
+// app's own input reader, word rule and output: the input is cut into
+// the same tasks as the app's Run (file chunks, or messages for
+// spamcount), MR_map runs one task per map call (MR-MPI's default
+// mapstyle: each rank takes a contiguous share of the tasks) and adds
+// key/value pairs to MR-MPI's KeyValue (in batches with
+// MR_kv_add_multi_dynamic), MR_collate moves each key's values to one
+// rank, MR_reduce combines them, and MR_gather brings the reduced pairs to
+// rank 0, which builds the app's Result: the same bytes as the app's Seq
+// in every format. Options.Compress adds MR_compress before the collate:
+// MR-MPI's local combining of each rank's pairs by key.
+//
+// The pairs per app (keys and values are fixed-size little-endian
+// integers, words are their bytes):
+//
+//   - wordcount: one pair (word, 1) per occurrence, as in MR-MPI's
+//     wordfreq example, plus file statuses under keys that cannot be
+//     words (as in wordcount.Run).
+//   - histogram: per task, one pair (channel value, count) per non-zero
+//     count of the task's pixels (a per-pixel map would emit three pairs
+//     per pixel).
+//   - linreg: per task, one pair (0, Sums) for int8 input, whose sums are
+//     exact integers, and (task index, Sums) for float input, added on
+//     rank 0 in task order so that the float result is Seq's.
+//   - spamcount: per message, one pair (word index, {occurrences, 1}) per
+//     listed word found and one (len(words), {1, malformed}).
+//
+// MPI is initialised with pgas/mpi's Init (MPI_THREAD_MULTIPLE); MR-MPI
+// runs on MPI_COMM_WORLD. Run does not finalise MPI: call Finalize once,
+// after the last Run.
+//
+// Run is collective: every rank calls it with the same app, inputs and
+// options, one Run at a time. A rank whose map fails stops mapping; the
+// ranks agree after the map (MPI_Allreduce) and every rank returns an
+// error. Errors inside MR-MPI itself abort the MPI job (MPI_Abort), as
+// MR-MPI does.
+package mrmpi

@@ -1,0 +1,31 @@
+package spamcount
+
+import "context"
+
+// Words returns the word list of o: the file o.WordsFile (see
+// ParseWords), or the built-in list (DefaultWords).
+func Words(o Options) ([]string, error) { return loadWords(o) }
+
+// A Counter counts messages one at a time with the package's decoder and
+// word rule, as Run, Seq and Goroutines do, for MapReduce frameworks other
+// than pgasmr (apps/mrmpi). It belongs to one goroutine.
+type Counter struct{ c *counter }
+
+// NewCounter returns a Counter of the listed words.
+func NewCounter(words []string) *Counter { return &Counter{newCounter(words)} }
+
+// Count reads, decodes and counts message msg (from Scan). It calls emit
+// once per listed word the message contains, with the word's index in the
+// list and its occurrences, and reports whether the message was
+// malformed (see the package documentation).
+func (c *Counter) Count(ctx context.Context, msg Message, emit func(word int, occurrences int64)) (malformed bool, err error) {
+	n := int32(len(c.c.m.counts))
+	err = c.c.message(ctx, msg, func(k int32, v counts) {
+		if k == n {
+			malformed = v[1] != 0
+			return
+		}
+		emit(int(k), v[0])
+	})
+	return malformed, err
+}
