@@ -11,9 +11,11 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/cgo"
+	"time"
 	"unsafe"
 
 	"github.com/pgasmr/pgasmr/pgas/mpi"
@@ -63,6 +65,7 @@ func Run(ctx context.Context, app string, inputs []string, o Options) (Result, e
 	var rank, size C.int
 	C.pgm_world(&rank, &size)
 
+	ph := phases{w: o.Phases, rank: int(rank), t: time.Now()}
 	j, err := newJob(app, inputs, o)
 	if err == nil {
 		err = j.prepare(ctx)
@@ -71,6 +74,7 @@ func Run(ctx context.Context, app string, inputs []string, o Options) (Result, e
 	if err := agree(err, "preparing the input"); err != nil {
 		return nil, err
 	}
+	ph.done("prepare")
 	e := &engine{ctx: ctx, j: j, acc: make([]byte, j.valueBytes())}
 	h := cgo.NewHandle(e)
 	defer h.Delete()
@@ -85,24 +89,46 @@ func Run(ctx context.Context, app string, inputs []string, o Options) (Result, e
 	e.mr = C.pgm_create(C.int(o.MemsizeMB), cpath)
 	defer C.pgm_destroy(e.mr)
 
-	C.pgm_map(e.mr, C.int(j.tasks()), ch)
+	ph.t = time.Now()
+	pairs := C.pgm_map(e.mr, C.int(j.tasks()), ch)
 	if err := agree(e.err, "map"); err != nil {
 		return nil, err
 	}
+	ph.done(fmt.Sprintf("map (%d pairs)", uint64(pairs)))
 	if o.Compress {
-		C.pgm_compress(e.mr, ch)
+		pairs = C.pgm_compress(e.mr, ch)
+		ph.done(fmt.Sprintf("compress (%d pairs)", uint64(pairs)))
 	}
-	C.pgm_collate(e.mr)
+	keys := C.pgm_collate(e.mr)
+	ph.done(fmt.Sprintf("collate (%d keys)", uint64(keys)))
 	C.pgm_reduce(e.mr, ch)
 	if err := agree(e.err, "reduce"); err != nil {
 		return nil, err
 	}
+	ph.done("reduce")
 	C.pgm_gather(e.mr, 1)
 	C.pgm_scan_kv(e.mr, ch) // collective; the pairs are on rank 0
 	if rank != 0 {
 		return nil, nil
 	}
-	return j.result()
+	res, err := j.result()
+	ph.done("gather and result")
+	return res, err
+}
+
+// phases reports phase times on rank 0 (Options.Phases).
+type phases struct {
+	w    io.Writer
+	rank int
+	t    time.Time
+}
+
+func (p *phases) done(name string) {
+	now := time.Now()
+	if p.w != nil && p.rank == 0 {
+		fmt.Fprintf(p.w, "mrmpi: %-28s %8.3f s\n", name, now.Sub(p.t).Seconds())
+	}
+	p.t = now
 }
 
 // Finalize finalises MPI if Run initialised it (through pgas/mpi's

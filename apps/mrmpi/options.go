@@ -44,6 +44,10 @@ type Options struct {
 	// Fpath is the directory where MR-MPI spills pages that do not fit in
 	// memory (MR_set_fpath; "": os.TempDir()).
 	Fpath string
+	// Phases, if not nil, gets one line per phase (prepare, map,
+	// compress, collate, reduce, gather) with the wall time rank 0 spent
+	// in it.
+	Phases io.Writer
 }
 
 // Validate reports every problem with o for app.

@@ -32,11 +32,15 @@ func main() {
 	format := flag.String("output-format", "text", "text, tsv, csv or json")
 	out := flag.String("o", "", "write the result to FILE (default: stdout)")
 	timed := flag.Bool("time", false, "print the run's wall time in seconds to stderr (rank 0)")
+	phases := flag.Bool("phases", false, "print the wall time of each MR-MPI phase to stderr (rank 0)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mpirun -np N mrmpirun [flags] APP INPUT...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if *phases {
+		o.Phases = os.Stderr
+	}
 	if flag.NArg() < 2 {
 		flag.Usage()
 		os.Exit(2)
