@@ -31,6 +31,7 @@ printf 'binary\0file\n' >"$in/wc/zz-binary.txt"
 "$tmp/mrrun" gen linreg --points 50000 --input-format f64 --seed 2 "$in/ptsf.bin" >/dev/null 2>&1
 "$tmp/mrrun" gen linreg --points 20000 --input-format csv --seed 3 "$in/pts.csv" >/dev/null 2>&1
 "$tmp/mrrun" gen spamcount --messages 150 --seed 1 "$in/mail" >/dev/null 2>&1
+printf 'From a@example.com Mon Jan  1 00:00:00 2024\nSubject: free money\n\nviagra casino\n\nFrom b@example.com Mon Jan  1 00:00:00 2024\nSubject: hi\n\nlottery winner\n' >"$in/mail/box.mbox"
 
 fails=0 runs=0
 # check APP "MRMPI FLAGS" "MRRUN FLAGS" INPUT...

@@ -288,14 +288,14 @@ func (j *wcJob) result() (Result, error) {
 
 func (j *wcJob) close() error { return nil }
 
-// spamcount: per message, (word index, {occurrences, 1}) per listed word
-// found and (len(words), {1, malformed}); keys as uint32.
+// spamcount: per file, per message, (word index, {occurrences, 1}) per
+// listed word found and (len(words), {1, malformed}); keys as uint32.
 
 type spamJob struct {
 	paths  []string
 	o      Options
 	words  []string
-	msgs   []spamcount.Message
+	files  []string
 	c      *spamcount.Counter
 	counts [][2]int64 // by word; the last: messages, malformed
 }
@@ -304,7 +304,7 @@ func (j *spamJob) prepare(ctx context.Context) (err error) {
 	if j.words, err = spamcount.Words(spamcount.Options{WordsFile: j.o.WordsFile}); err != nil {
 		return err
 	}
-	if j.msgs, err = spamcount.Scan(ctx, j.paths); err != nil {
+	if j.files, err = spamcount.Files(ctx, j.paths); err != nil {
 		return err
 	}
 	j.c = spamcount.NewCounter(j.words)
@@ -312,27 +312,35 @@ func (j *spamJob) prepare(ctx context.Context) (err error) {
 	return nil
 }
 
-func (j *spamJob) tasks() int { return len(j.msgs) }
+// tasks are files: a task lists its file's messages (one, or an mbox's)
+// and counts them.
+func (j *spamJob) tasks() int { return len(j.files) }
 
 func (j *spamJob) mapTask(ctx context.Context, i int, emit func(key, value []byte)) error {
-	var k [4]byte
-	var v [16]byte
-	malformed, err := j.c.Count(ctx, j.msgs[i], func(w int, n int64) {
-		le.PutUint32(k[:], uint32(w))
-		le.PutUint64(v[:], uint64(n))
-		le.PutUint64(v[8:], 1)
-		emit(k[:], v[:])
-	})
+	msgs, err := spamcount.Scan(ctx, j.files[i:i+1])
 	if err != nil {
 		return err
 	}
-	le.PutUint32(k[:], uint32(len(j.words)))
-	le.PutUint64(v[:], 1)
-	le.PutUint64(v[8:], 0)
-	if malformed {
-		le.PutUint64(v[8:], 1)
+	var k [4]byte
+	var v [16]byte
+	for _, m := range msgs {
+		malformed, err := j.c.Count(ctx, m, func(w int, n int64) {
+			le.PutUint32(k[:], uint32(w))
+			le.PutUint64(v[:], uint64(n))
+			le.PutUint64(v[8:], 1)
+			emit(k[:], v[:])
+		})
+		if err != nil {
+			return err
+		}
+		le.PutUint32(k[:], uint32(len(j.words)))
+		le.PutUint64(v[:], 1)
+		le.PutUint64(v[8:], 0)
+		if malformed {
+			le.PutUint64(v[8:], 1)
+		}
+		emit(k[:], v[:])
 	}
-	emit(k[:], v[:])
 	return nil
 }
 

@@ -80,6 +80,11 @@ func reducePairs(t *testing.T, j job, kv []pair) []pair {
 	return out
 }
 
+// mbox is an mbox file of three messages.
+const mbox = "From a@example.com Mon Jan  1 00:00:00 2024\nSubject: free money\n\nviagra viagra casino\n\n" +
+	"From b@example.com Mon Jan  1 00:00:00 2024\nSubject: hello\n\nlottery winner\n\n" +
+	"From c@example.com Mon Jan  1 00:00:00 2024\nSubject: =?utf-8?q?Free_bitcoin?=\n\nno words here\n"
+
 func write(t *testing.T, r Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -123,6 +128,9 @@ func TestJobsMatchSeq(t *testing.T) {
 	}
 	mail := filepath.Join(t.TempDir(), "mail")
 	if err := spamcount.Generate(mail, 60, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mail, "box.mbox"), []byte(mbox), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {

@@ -29,3 +29,8 @@ func (c *Counter) Count(ctx context.Context, msg Message, emit func(word int, oc
 	})
 	return malformed, err
 }
+
+// Files lists the regular files under paths in the order Scan reads them
+// (directories walked in lexical order, symbolic links to files
+// followed). Scan of one of them lists its messages.
+func Files(ctx context.Context, paths []string) ([]string, error) { return listFiles(ctx, paths) }

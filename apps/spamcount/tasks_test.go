@@ -2,6 +2,7 @@ package spamcount_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/apps/spamcount"
@@ -22,6 +23,21 @@ func TestCounter(t *testing.T) {
 	msgs, err := spamcount.Scan(ctx, []string{dir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	files, err := spamcount.Files(ctx, []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var perFile []spamcount.Message
+	for _, f := range files {
+		ms, err := spamcount.Scan(ctx, []string{f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perFile = append(perFile, ms...)
+	}
+	if !slices.Equal(perFile, msgs) {
+		t.Errorf("Scan of each of Files = %v; want Scan's %v", perFile, msgs)
 	}
 	got := &spamcount.Result{Words: make([]spamcount.WordCount, len(words))}
 	for i, w := range words {
