@@ -31,6 +31,7 @@ type jobOpts struct {
 	SkipUnread  bool   // wordcount
 	WordsFile   string // spamcount
 	InputFormat string // linreg
+	Compress    bool   // the mrmpi baseline: MR_compress before the collate
 }
 
 // result is what every app's Run, Seq and Goroutines return.

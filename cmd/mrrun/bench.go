@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/apps/histogram"
 	"github.com/pgasmr/pgasmr/apps/linreg"
+	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
 	"github.com/pgasmr/pgasmr/distrib"
@@ -74,7 +75,11 @@ func (f *benchFlags) define(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.apps, "apps", names, "apps to run, comma-separated")
 	fs.StringVar(&f.ranks, "ranks", "", "rank counts, comma-separated (default 1, 2 and the CPU count)")
 	fs.StringSliceVar(&f.modes, "modes", []string{"default"}, "modes, comma-separated; each a mode name or names joined by + (see above)")
-	fs.StringSliceVar(&f.baselines, "baselines", []string{"seq", "goroutines"}, "baselines: seq, goroutines or none (seq runs anyway: speed-ups are relative to it)")
+	baselines := []string{"seq", "goroutines"}
+	if mrmpi.Built {
+		baselines = append(baselines, "mrmpi")
+	}
+	fs.StringSliceVar(&f.baselines, "baselines", baselines, "baselines: seq, goroutines, mrmpi (MapReduce-MPI at every --ranks count under mpirun; in builds with -tags mpi,mrmpi) or none (seq runs anyway: speed-ups are relative to it)")
 	fs.IntVar(&f.reps, "reps", 3, "timed repetitions of each configuration (the median is reported)")
 	fs.IntVar(&f.warmup, "warmup", 1, "untimed runs of each configuration before the timed ones (their output is checked too)")
 	fs.StringVar(&f.size, "size", "32MB", "size of each app's generated input (k, MB, MiB, ... suffixes)")
@@ -221,12 +226,15 @@ func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
 	for _, b := range f.baselines {
 		switch b = strings.TrimSpace(b); b {
 		case "seq", "none":
-		case "goroutines":
+		case "goroutines", "mrmpi":
+			if b == "mrmpi" && !mrmpi.Built {
+				return p, usagef("--baselines mrmpi: %v", mrmpi.ErrNotBuilt)
+			}
 			if !slices.Contains(p.baselines, b) {
 				p.baselines = append(p.baselines, b)
 			}
 		default:
-			return p, usagef("--baselines %q: want seq, goroutines or none (seq runs anyway: it is the reference)", b)
+			return p, usagef("--baselines %q: want seq, goroutines, mrmpi or none (seq runs anyway: it is the reference)", b)
 		}
 	}
 	if f.reps < 1 {
@@ -497,12 +505,22 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 	}
 	var configs []*config
 	for _, b := range p.baselines {
+		if b == "mrmpi" {
+			continue // with the modes, at every rank count
+		}
 		ranks := 1
 		if b == "goroutines" {
 			ranks = runtime.GOMAXPROCS(0)
 		}
 		configs = append(configs, &config{label: b, spec: jobSpec{app: a, inputs: inputs, baseline: b, opts: base},
 			r: benchResult{Ranks: ranks, Baseline: b}})
+	}
+	if slices.Contains(p.baselines, "mrmpi") {
+		for _, n := range p.ranks {
+			configs = append(configs, &config{label: fmt.Sprintf("mrmpi ranks=%d", n),
+				spec: jobSpec{app: a, inputs: inputs, baseline: "mrmpi", ranks: n, opts: base},
+				r:    benchResult{Ranks: n, Baseline: "mrmpi", Transport: "mpi"}})
+		}
 	}
 	for _, m := range p.modes {
 		o, ok := m.opts(a)
@@ -532,7 +550,7 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 			took time.Duration
 			err  error
 		)
-		if p.exec {
+		if p.exec || c.spec.baseline == "mrmpi" {
 			took, err = runProcess(ctx, c.spec, &buf)
 		} else {
 			runtime.GC()
@@ -649,7 +667,7 @@ func runProcess(ctx context.Context, spec jobSpec, out *bytes.Buffer) (time.Dura
 	args := append(specArgs(spec), "-q", "--output-format", "tsv", spec.app.name)
 	args = append(args, spec.inputs...)
 	name := exe
-	if spec.transport == "mpi" && spec.baseline == "" {
+	if spec.transport == "mpi" && spec.baseline == "" || spec.baseline == "mrmpi" {
 		// Every rank a process started by the MPI launcher.
 		name, args = "mpirun", append([]string{"-np", strconv.Itoa(spec.ranks), exe}, args...)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -71,9 +72,11 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		return a.seq(ctx, spec.inputs, spec.opts)
 	case "goroutines":
 		return a.goroutines(ctx, spec.inputs, spec.opts)
+	case "mrmpi":
+		return runMRMPI(ctx, spec)
 	case "":
 	default:
-		return nil, usagef("unknown baseline %q (want seq or goroutines)", spec.baseline)
+		return nil, usagef("unknown baseline %q (want seq, goroutines or mrmpi)", spec.baseline)
 	}
 	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode}
 	switch spec.transport {
@@ -197,6 +200,7 @@ type runFlags struct {
 	cpuprofile, memprofile        string
 	threshold                     float64
 	noCollectives, stats, quiet   bool
+	compress                      bool
 	progress, version, skipUnread bool
 }
 
@@ -210,7 +214,8 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.gather, "gather", "", "all, root, none or partitioned (default: partitioned for wordcount and spamcount, root for histogram and linreg)")
 	fs.IntVar(&f.root, "root", 0, "the rank that gets the result")
 	fs.BoolVar(&f.noCollectives, "no-collectives", false, "move pairs element by element instead of with collectives")
-	fs.StringVar(&f.baseline, "baseline", "", "run a built-in baseline instead of pgasmr: seq or goroutines (same output)")
+	fs.StringVar(&f.baseline, "baseline", "", "run a built-in baseline instead of pgasmr: seq, goroutines, or mrmpi (MapReduce-MPI under mpirun, built with -tags mpi,mrmpi); same output")
+	fs.BoolVar(&f.compress, "compress", false, "--baseline mrmpi: combine each rank's pairs locally (MR_compress) before the collate")
 	fs.IntVar(&f.top, "top", 0, appFlags["top"])
 	fs.BoolVar(&f.skipUnread, "skip-unreadable", false, appFlags["skip-unreadable"])
 	fs.StringVar(&f.words, "words", "", appFlags["words"])
@@ -260,8 +265,15 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	}
 	switch f.baseline {
 	case "", "seq", "goroutines":
+	case "mrmpi":
+		if !mrmpi.Built {
+			return s, usagef("--baseline mrmpi: %v (and start it with mpirun -np N mrrun --baseline mrmpi ...)", mrmpi.ErrNotBuilt)
+		}
 	default:
-		return s, usagef("--baseline %q: want seq or goroutines", f.baseline)
+		return s, usagef("--baseline %q: want seq, goroutines or mrmpi", f.baseline)
+	}
+	if fs.Changed("compress") && f.baseline != "mrmpi" {
+		return s, usagef("--compress applies to --baseline mrmpi only (MR-MPI's local combining)")
 	}
 	if f.baseline != "" {
 		for _, name := range []string{"np", "dist", "threshold", "map", "gather", "root", "no-collectives", "transport", "ranks-per-node"} {
@@ -313,7 +325,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	if f.top < 0 {
 		return s, usagef("--top %d: must not be negative", f.top)
 	}
-	o.Top, o.SkipUnread, o.WordsFile = f.top, f.skipUnread, f.words
+	o.Top, o.SkipUnread, o.WordsFile, o.Compress = f.top, f.skipUnread, f.words, f.compress
 	switch f.inputFormat {
 	case "", "int8", "f64", "csv":
 		o.InputFormat = f.inputFormat
@@ -486,4 +498,22 @@ func writeFileAtomic(path string, write func(w io.Writer) error) error {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runMRMPI runs the MapReduce-MPI baseline: this process is one MPI rank
+// (mpirun started it); rank 0 gets the result, the others nil.
+func runMRMPI(ctx context.Context, spec jobSpec) (result, error) {
+	if rankOf != "mpi" {
+		return nil, usagef("--baseline mrmpi: start mrrun under an MPI launcher (mpirun -np N mrrun --baseline mrmpi ...)")
+	}
+	o := spec.opts
+	res, err := mrmpi.Run(ctx, spec.app.name, spec.inputs, mrmpi.Options{Compress: o.Compress, Top: o.Top,
+		SkipUnreadable: o.SkipUnread, WordsFile: o.WordsFile, InputFormat: o.InputFormat})
+	if ferr := mrmpi.Finalize(); err == nil && ferr != nil {
+		err = ferr
+	}
+	if err != nil || res == nil {
+		return nil, err
+	}
+	return res, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/apps/histogram"
 	"github.com/pgasmr/pgasmr/apps/linreg"
+	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
 	"github.com/pgasmr/pgasmr/mr"
@@ -208,7 +209,7 @@ func TestStatsJSON(t *testing.T) {
 // naming the problem.
 func TestUsageErrors(t *testing.T) {
 	wc, hist := testInput(t, "wordcount"), testInput(t, "histogram")
-	for _, c := range []struct {
+	cases := []struct {
 		args []string
 		want string
 	}{
@@ -236,7 +237,16 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--baseline", "seq", "--dist", "cyclic", "wordcount", wc}, "--dist has no effect with --baseline seq"},
 		{[]string{"--threshold", "5", "wordcount", wc}, "--threshold applies to --dist bestfit only"},
 		{[]string{"list", "extra"}, "list takes no arguments"},
-	} {
+		{[]string{"--compress", "wordcount", wc}, "--compress applies to --baseline mrmpi only"},
+		{[]string{"--transport", "mpi", "wordcount", wc}, "--transport mpi: start mrrun under an MPI launcher"},
+	}
+	if !mrmpi.Built { // the binary under test is built without tags
+		cases = append(cases, struct {
+			args []string
+			want string
+		}{[]string{"--baseline", "mrmpi", "wordcount", wc}, "built without MR-MPI"})
+	}
+	for _, c := range cases {
 		r := mrrun(t, c.args...)
 		if r.code != 2 {
 			t.Errorf("mrrun %q: exit %d, want 2 (stderr %q)", c.args, r.code, r.stderr)
