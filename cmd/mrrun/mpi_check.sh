@@ -42,6 +42,28 @@ for pair in "${inputs[@]}"; do
 done
 echo "mrrun on mpi: $runs runs compared with seq"
 
+# The MapReduce-MPI baseline through mrrun (when libmrmpi-dev is there):
+# mpirun -np N mrrun --baseline mrmpi [--compress] prints seq's bytes.
+if dpkg -s libmrmpi-dev >/dev/null 2>&1; then
+  go build -tags mpi,mrmpi -o "$tmp/mrrun-mrmpi" ./cmd/mrrun
+  for pair in "${inputs[@]}"; do
+    app=${pair%%:*} in=${pair#*:}
+    "$m" -q --baseline seq --output-format tsv "$app" "$in" > "$tmp/want"
+    for np in 1 2; do
+      for c in "" --compress; do
+        # shellcheck disable=SC2086
+        if timeout 120 mpirun -np $np "$tmp/mrrun-mrmpi" --baseline mrmpi $c -q --output-format tsv "$app" "$in" > "$tmp/got" 2> "$tmp/err" &&
+          cmp -s "$tmp/want" "$tmp/got"; then
+          runs=$((runs + 1))
+        else
+          echo "FAIL: mpirun -np $np mrrun --baseline mrmpi $c $app: output differs from seq or failed"; cat "$tmp/err"; fail=1
+        fi
+      done
+    done
+  done
+  echo "mrrun --baseline mrmpi: compared with seq"
+fi
+
 # A user's SPMD program (examples/embed) runs unchanged under mpirun.
 go build -o "$tmp/embed" ./examples/embed
 go build -tags mpi -o "$tmp/embed-mpi" ./examples/embed
@@ -65,7 +87,7 @@ procs() {
 }
 
 # Kill one rank of a 3-rank job in its map: mpirun must end the others.
-"$m" gen -q wordcount --size 60MB --files 6 --seed 2 "$tmp/big"
+"$m" gen -q wordcount --size 120MB --files 6 --seed 2 "$tmp/big"
 mpirun -np 3 "$m" --transport mpi -q wordcount "$tmp/big" > /dev/null 2> "$tmp/killerr" &
 mpirun_pid=$!
 victim=""
@@ -75,8 +97,8 @@ for _ in $(seq 100); do
   [ -n "$victim" ] && [ "$(echo "$ranks" | wc -l)" -ge 3 ] && break
   sleep 0.1
 done
-sleep 0.3
-kill -9 "$victim"
+sleep 0.1
+kill -9 "$victim" || { echo "FAIL: the rank process $victim had already ended"; fail=1; }
 killed_at=$(date +%s%N)
 status=0
 wait "$mpirun_pid" || status=$?
