@@ -8,6 +8,7 @@
 #   pgasmr-mpi   mpirun -np 2 mrrun-mpi -q --transport mpi APP INPUT
 #   mrmpi        mpirun -np 2 mrmpirun APP INPUT
 #   mrmpi+cmp    mpirun -np 2 mrmpirun -compress APP INPUT
+#   mrmpi+tc     mpirun -np 2 mrmpirun -task-combine APP INPUT (wordcount only)
 #
 # and checks that every output is the same. Inputs (generated once into
 # DIR, about 100 MB each):
@@ -55,7 +56,7 @@ timeit() {
   printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f", m/1000}'
 }
 
-printf '%-10s %8s %8s %11s %8s %10s   (median s of %d runs, 2 ranks)\n' app seq pgasmr pgasmr-mpi mrmpi mrmpi+cmp "$runs"
+printf '%-10s %8s %8s %11s %8s %10s %9s   (median s of %d runs, 2 ranks)\n' app seq pgasmr pgasmr-mpi mrmpi mrmpi+cmp mrmpi+tc "$runs"
 for app in "${apps[@]}"; do
   in=$dir/${input[$app]}
   s=$(timeit "$m" -q --baseline seq "$app" "$in"); cp "$dir/out" "$dir/want"
@@ -63,5 +64,9 @@ for app in "${apps[@]}"; do
   pm=$(timeit mpirun -np 2 "$dir/mrrun-mpi" -q --transport mpi "$app" "$in"); cmp -s "$dir/out" "$dir/want" || echo "$app: pgasmr-mpi output differs" >&2
   r=$(timeit mpirun -np 2 "$dir/mrmpirun" "$app" "$in"); cmp -s "$dir/out" "$dir/want" || echo "$app: mrmpi output differs" >&2
   rc=$(timeit mpirun -np 2 "$dir/mrmpirun" -compress "$app" "$in"); cmp -s "$dir/out" "$dir/want" || echo "$app: mrmpi -compress output differs" >&2
-  printf '%-10s %8s %8s %11s %8s %10s\n' "$app" "$s" "$p" "$pm" "$r" "$rc"
+  tc=-
+  if [ "$app" = wordcount ]; then
+    tc=$(timeit mpirun -np 2 "$dir/mrmpirun" -task-combine "$app" "$in"); cmp -s "$dir/out" "$dir/want" || echo "$app: mrmpi -task-combine output differs" >&2
+  fi
+  printf '%-10s %8s %8s %11s %8s %10s %9s\n' "$app" "$s" "$p" "$pm" "$r" "$rc" "$tc"
 done

@@ -70,6 +70,7 @@ check linreg "-input-format csv" "--input-format csv" "$in/pts.csv"
 check linreg "-chunk-bytes 4096" "" "$in/pts.bin" "$in/pts.bin"
 check wordcount "" "" "$in/wc"
 check wordcount "-top 20 -chunk-bytes 65536" "--top 20" "$in/wc"
+check wordcount "-task-combine -chunk-bytes 65536" "" "$in/wc"
 check spamcount "" "" "$in/mail"
 
 # A failing map task fails every rank with an error naming the file.

@@ -32,8 +32,9 @@
 // integers, words are their bytes):
 //
 //   - wordcount: one pair (word, 1) per occurrence, as in MR-MPI's
-//     wordfreq example, plus file statuses under keys that cannot be
-//     words (as in wordcount.Run).
+//     wordfreq example, or with Options.TaskCombine one pair (word, n)
+//     per distinct word of a task; plus file statuses under keys that
+//     cannot be words (as in wordcount.Run).
 //   - histogram: per task, one pair (channel value, count) per non-zero
 //     count of the task's pixels (a per-pixel map would emit three pairs
 //     per pixel).

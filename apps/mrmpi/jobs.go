@@ -210,12 +210,14 @@ type wcJob struct {
 	rd      *wordcount.TaskReader
 	res     wordcount.Result
 	words   map[string]int64
+	local   map[string]int64 // a task's counts (TaskCombine)
 }
 
 func (j *wcJob) prepare(ctx context.Context) (err error) {
 	j.ts, j.skipped, err = wordcount.Tasks(ctx, j.paths, wordcount.Options{Top: j.o.Top, SkipUnreadable: j.o.SkipUnreadable, ChunkBytes: j.o.ChunkBytes})
 	j.rd = wordcount.NewTaskReader(j.o.SkipUnreadable)
 	j.words = map[string]int64{}
+	j.local = map[string]int64{}
 	return err
 }
 
@@ -225,7 +227,19 @@ var one = [8]byte{1}
 
 func (j *wcJob) mapTask(ctx context.Context, i int, emit func(key, value []byte)) error {
 	t := j.ts[i]
-	binary, reason, err := j.rd.Count(ctx, t, func(w []byte) { emit(w, one[:]) })
+	add := func(w []byte) { emit(w, one[:]) }
+	if j.o.TaskCombine {
+		add = func(w []byte) { j.local[string(w)]++ }
+	}
+	binary, reason, err := j.rd.Count(ctx, t, add)
+	if j.o.TaskCombine {
+		var v [8]byte
+		for w, n := range j.local {
+			le.PutUint64(v[:], uint64(n))
+			emit([]byte(w), v[:])
+		}
+		clear(j.local)
+	}
 	if err != nil || !t.First() {
 		return err
 	}

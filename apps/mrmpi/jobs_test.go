@@ -147,6 +147,7 @@ func TestJobsMatchSeq(t *testing.T) {
 			return linreg.Seq(ctx, []string{ptsf}, linreg.Options{Format: "f64"})
 		}},
 		{"wordcount", []string{wc}, Options{ChunkBytes: 10_000}, func() (Result, error) { return wordcount.Seq(ctx, []string{wc}, wordcount.Options{}) }},
+		{"wordcount", []string{wc}, Options{ChunkBytes: 10_000, TaskCombine: true}, func() (Result, error) { return wordcount.Seq(ctx, []string{wc}, wordcount.Options{}) }},
 		{"wordcount", []string{wc}, Options{Top: 7}, func() (Result, error) { return wordcount.Seq(ctx, []string{wc}, wordcount.Options{Top: 7}) }},
 		{"spamcount", []string{mail}, Options{}, func() (Result, error) { return spamcount.Seq(ctx, []string{mail}, spamcount.Options{}) }},
 	}

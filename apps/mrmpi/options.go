@@ -27,6 +27,11 @@ type Options struct {
 	// Compress combines each rank's pairs by key (MR_compress) before
 	// MR_collate.
 	Compress bool
+	// TaskCombine makes wordcount's map count each task's words in a
+	// table and emit one pair per distinct word per task (the combining
+	// pgasmr's map does per rank) instead of one pair per occurrence.
+	// The other apps' tasks always emit combined counts.
+	TaskCombine bool
 	// Top keeps the Top most frequent words (wordcount; 0: all).
 	Top int
 	// SkipUnreadable is wordcount.Options.SkipUnreadable.

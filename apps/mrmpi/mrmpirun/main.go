@@ -23,6 +23,7 @@ import (
 func main() {
 	var o mrmpi.Options
 	flag.BoolVar(&o.Compress, "compress", false, "combine each rank's pairs by key (MR_compress) before the collate")
+	flag.BoolVar(&o.TaskCombine, "task-combine", false, "wordcount: one pair per distinct word per task instead of one per occurrence")
 	flag.IntVar(&o.Top, "top", 0, "wordcount: keep the N most frequent words (0: all)")
 	flag.BoolVar(&o.SkipUnreadable, "skip-unreadable", false, "wordcount: skip files that cannot be read")
 	flag.StringVar(&o.WordsFile, "words", "", "spamcount: word list FILE")
