@@ -81,5 +81,5 @@ elif ! grep -q 'pts.bin' "$tmp/err"; then
   echo "FAIL: the error does not name the file:"; cat "$tmp/err"; fails=$((fails + 1))
 fi
 
-echo "mrmpi check: $runs MR-MPI runs, $fails failures"
+echo "mrmpi: $((runs - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -112,4 +112,4 @@ fi
 if [ "$fail" != 0 ]; then
   echo "mrrun mpi checks: FAILED"; exit 1
 fi
-echo "mrrun mpi checks: $runs passed, 0 failed"
+echo "mpi_check: $runs passed, 0 failed"
