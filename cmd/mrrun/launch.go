@@ -29,10 +29,10 @@ var (
 // (mrrun's shm launcher, or an MPI launcher). A problem with that (an MPI
 // launcher but no MPI in this build) is reported by the run command with
 // --transport mpi; other commands do not care.
-func initRank() error {
+func initRank() {
 	kind, err := launch.Launched()
 	if err != nil {
-		return nil
+		return
 	}
 	rankOf = kind
 	switch kind {
@@ -46,7 +46,6 @@ func initRank() error {
 			}
 		}
 	}
-	return nil
 }
 
 // launchRanks runs a job of n rank processes of this program with args

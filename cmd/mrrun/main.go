@@ -62,11 +62,8 @@ var errInterrupted = errors.New("interrupted")
 // status. A cancelled ctx means interrupted.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args = rewriteNP(args)
-	err := initRank()
-	if err == nil {
-		err = dispatch(ctx, args, stdout, stderr)
-	}
-	return report(ctx, stderr, err)
+	initRank()
+	return report(ctx, stderr, dispatch(ctx, args, stdout, stderr))
 }
 
 // report prints err as one line and returns the exit status.

@@ -385,13 +385,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return launchRanks(ctx, spec.ranks, args, stdout, stderr, bar)
 	}
 	if rankOf != "" {
-		// A rank process: profiles are per rank, the bar is not drawn.
+		// A rank process: profiles are per rank.
 		for _, p := range []*string{&f.cpuprofile, &f.memprofile} {
 			if *p != "" {
 				*p = fmt.Sprintf("%s.rank%d", *p, rankID)
 			}
 		}
-		f.progress = false
 	}
 	if f.cpuprofile != "" {
 		pf, err := os.Create(f.cpuprofile)

@@ -21,6 +21,8 @@ package launch
 
 import (
 	"fmt"
+	"os"
+	"sync"
 
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
@@ -29,14 +31,10 @@ import (
 
 // Launched says which launcher started this process as a rank: "shm",
 // "mpi", or "" when it was not started as one. Under an MPI launcher in a
-// program built without MPI it returns "mpi" and mpi.ErrNotBuilt. It does
-// not initialise MPI.
+// program built without MPI it returns "mpi" and mpi.ErrNotBuilt. It only
+// reads the environment: it neither maps an shm job nor initialises MPI.
 func Launched() (string, error) {
-	_, ok, err := shm.FromEnv()
-	if err != nil {
-		return "", err
-	}
-	if ok {
+	if os.Getenv(shm.EnvSegment) != "" { // FromEnv checks the rest when it maps the job
 		return "shm", nil
 	}
 	if mpi.Launched() {
@@ -58,7 +56,7 @@ func Launched() (string, error) {
 // segments per job. The process should call mpi.Transport.Finalize, which
 // the returned cfg.Transport is, once its last job is done.
 func FromEnv(cfg pgas.Config) (pgas.Config, error) {
-	tr, ok, err := shm.FromEnv()
+	tr, ok, err := shmFromEnv()
 	if err != nil {
 		return cfg, fmt.Errorf("launch: %w", err)
 	}
@@ -74,6 +72,28 @@ func FromEnv(cfg pgas.Config) (pgas.Config, error) {
 		return cfg, fmt.Errorf("launch: the job asks for %d-byte segments but the shm launcher reserved %d per rank", cfg.SegmentBytes, tr.SegmentBytes())
 	}
 	return cfg, nil
+}
+
+// shmJob is this process's shm transport, attached once however often
+// FromEnv is called for the same job (a program may size its job in two
+// steps, as examples/spmv does, and run several jobs).
+var shmJob struct {
+	sync.Mutex
+	path string
+	t    *shm.Transport
+}
+
+func shmFromEnv() (*shm.Transport, bool, error) {
+	shmJob.Lock()
+	defer shmJob.Unlock()
+	if shmJob.t != nil && shmJob.path == os.Getenv(shm.EnvSegment) {
+		return shmJob.t, true, nil
+	}
+	t, ok, err := shm.FromEnv()
+	if ok && err == nil {
+		shmJob.path, shmJob.t = os.Getenv(shm.EnvSegment), t
+	}
+	return t, ok, err
 }
 
 // Leader says whether this process hosts rank 0 of cfg's job: true in one
