@@ -2,7 +2,9 @@ package coll
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -67,25 +69,53 @@ func getState(t *pgas.Team) *state {
 	return s
 }
 
-// ensure grows the staging area to at least need bytes per half. It is
-// collective: every member computes the same need.
-func (s *state) ensure(ctx context.Context, t *pgas.Team, need int64) error {
+// Staging is bounded: a round whose staged data for some destination is
+// larger than the staging area streams through it in sub-rounds (see
+// round). The area grows on demand up to stageLimit bytes per half; if the
+// segment cannot hold that, it settles for less, down to minStage, so a
+// collective of any size runs while its segment has a few kilobytes free.
+const minStage = 4096
+
+// stageLimit is the largest staging half a team asks for: an eighth of a
+// segment (2 MiB per half, 4 MiB in all, with the default 16 MiB).
+func stageLimit(r *pgas.Rank) int64 {
+	return max(minStage, r.Config().SegmentBytes/8&^7)
+}
+
+// ensure grows the staging area towards need bytes per half and returns
+// the capacity it has, at least esz bytes (one element) and at most
+// max(need, stageLimit). It is collective: every member computes the same
+// need, and an allocation that fails, fails on every member alike (AllAlloc
+// publishes rank 0's answer), so every member retries the same smaller
+// sizes.
+func (s *state) ensure(ctx context.Context, t *pgas.Team, need, esz int64) (int64, error) {
 	if need <= s.cap {
-		return nil
+		return s.cap, nil
 	}
-	c := max(need, 2*s.cap, 4096)
+	limit := max(stageLimit(t.Rank()), esz)
+	want := min(max(need, 2*s.cap, minStage), max(limit, s.cap))
+	if want <= s.cap {
+		return s.cap, nil // already as large as it may grow
+	}
 	if s.cap > 0 {
 		// Nobody may still be unloading the old area.
 		if err := t.AllFree(ctx, s.stage); err != nil {
-			return err
+			return 0, err
+		}
+		s.stage, s.cap = pgas.Region{}, 0
+	}
+	floor := max(min(want, minStage), esz)
+	for c := want; ; c = max(c/2&^7, floor) {
+		reg, err := t.AllAlloc(ctx, 2*c)
+		if err == nil {
+			s.stage, s.cap = reg, c
+			return c, nil
+		}
+		var oom *pgas.OutOfMemoryError
+		if !errors.As(err, &oom) || c == floor {
+			return 0, fmt.Errorf("coll: staging area of %d bytes: %w", 2*c, err)
 		}
 	}
-	reg, err := t.AllAlloc(ctx, 2*c)
-	if err != nil {
-		return fmt.Errorf("coll: staging area of %d bytes: %w", 2*c, err)
-	}
-	s.stage, s.cap = reg, c
-	return nil
 }
 
 // call is one collective invocation on one member.
@@ -317,13 +347,19 @@ func (c *call[T]) run(ctx context.Context, rounds [][]move, inPlace bool) error 
 	return nil
 }
 
+// staged reports whether m goes through the receiver's staging area.
+func (c *call[T]) staged(m move) bool {
+	return m.n > 0 && c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank != m.dst.rank
+}
+
+// round executes one round of moves. Staged moves take room in their
+// receiver's staging area; if some receiver needs more than the area holds,
+// the round streams: splitRound cuts it into sub-rounds that fit, each with
+// its own barrier, alternating halves of the area.
 func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
-	r, me := c.r, c.me
-	// Staging layout, identical on every member.
-	stageOff := make([]int64, len(moves))
 	used := map[int]int64{}
 	var need int64
-	for i, m := range moves {
+	for _, m := range moves {
 		if m.n <= 0 {
 			continue
 		}
@@ -333,14 +369,98 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 		if !c.isPriv(m.dst) {
 			c.checkShared(m.dst, m.n)
 		}
-		if c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank != m.dst.rank {
-			stageOff[i] = used[m.dst.rank]
+		if c.staged(m) {
 			used[m.dst.rank] += m.n * c.esz
 			need = max(need, used[m.dst.rank])
 		}
 	}
-	if err := c.st.ensure(ctx, c.t, need); err != nil {
+	capacity, err := c.st.ensure(ctx, c.t, need, c.esz)
+	if err != nil {
 		return err
+	}
+	if need <= capacity {
+		return c.subRound(ctx, moves, inPlace, need)
+	}
+	subs := c.splitRound(moves, capacity)
+	if inPlace && c.bufs[bufSrc].isPr {
+		// A later sub-round must still read the sources an earlier one's
+		// unloads overwrite: read them from this rank's own copy.
+		src := c.bufs[bufSrc]
+		c.bufs[bufSrc].priv = slices.Clone(src.priv)
+		defer func() { c.bufs[bufSrc] = src }()
+	}
+	for i, sub := range subs {
+		if i > 0 {
+			inPlace = false // only the first sub-round has shared moves
+		}
+		var subNeed int64
+		clear(used)
+		for _, m := range sub {
+			if c.staged(m) {
+				used[m.dst.rank] += m.n * c.esz
+				subNeed = max(subNeed, used[m.dst.rank])
+			}
+		}
+		if err := c.subRound(ctx, sub, inPlace, subNeed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitRound cuts a round into sub-rounds in which no receiver is sent more
+// than capacity staged bytes. The first sub-round keeps every move that is
+// not staged; staged moves are split at element boundaries and dealt, in
+// order, to the first sub-round with room at their receiver. It is a pure
+// function of single-valued arguments, so every member cuts alike.
+func (c *call[T]) splitRound(moves []move, capacity int64) [][]move {
+	perSub := max(1, capacity/c.esz) // elements a receiver takes per sub-round
+	subs := [][]move{nil}
+	type cursor struct{ sub, used int64 } // per receiver
+	at := map[int]*cursor{}
+	for _, m := range moves {
+		if !c.staged(m) {
+			subs[0] = append(subs[0], m)
+			continue
+		}
+		cur := at[m.dst.rank]
+		if cur == nil {
+			cur = &cursor{}
+			at[m.dst.rank] = cur
+		}
+		for m.n > 0 {
+			room := perSub - cur.used
+			if room == 0 {
+				cur.sub, cur.used = cur.sub+1, 0
+				continue
+			}
+			take := min(m.n, room)
+			for int64(len(subs)) <= cur.sub {
+				subs = append(subs, nil)
+			}
+			piece := m
+			piece.n = take
+			subs[cur.sub] = append(subs[cur.sub], piece)
+			cur.used += take
+			m.src.idx += take
+			m.dst.idx += take
+			m.n -= take
+		}
+	}
+	return subs
+}
+
+// subRound executes moves whose staged bytes fit the staging area: need is
+// the most any receiver is sent.
+func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need int64) error {
+	r, me := c.r, c.me
+	stageOff := make([]int64, len(moves))
+	used := map[int]int64{}
+	for i, m := range moves {
+		if c.staged(m) {
+			stageOff[i] = used[m.dst.rank]
+			used[m.dst.rank] += m.n * c.esz
+		}
 	}
 	var base int64
 	if need > 0 {
