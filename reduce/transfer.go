@@ -3,6 +3,7 @@ package reduce
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -472,8 +473,14 @@ func (x *xfer[K, V]) split(recv []byte, counts []int, indexed bool) ([]entries[K
 }
 
 // elementwise moves every record with its own put into the destination's
-// receive area, a symmetric region as large as the largest total any rank
-// receives. dests limits the destinations (nil: all).
+// receive window, a symmetric region in the segment. The bytes a rank
+// receives are its senders' records in sender order (a stream whose layout
+// every rank knows from the length matrix); the window holds a slice of
+// that stream at a time, so a transfer of any size moves in rounds through
+// a window the segment can hold: round k carries stream bytes [kW, (k+1)W)
+// to every destination, into half k%2 of a double-buffered window of 2W
+// bytes. A record that straddles a round's end is put in two pieces. dests
+// limits the destinations (nil: all).
 func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([]entries[K, V], error) {
 	r := x.r
 	n, me := r.N(), r.ID()
@@ -504,41 +511,69 @@ func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([
 		}
 		maxIn = max(maxIn, in)
 	}
-	reg, err := r.AllAlloc(ctx, maxIn)
+	reg, window, err := allocWindow(ctx, r, maxIn)
 	if err != nil {
 		return nil, err
 	}
-	h := &pgas.Handle{}
+	var recv []byte
+	receives := dests == nil || slices.Contains(dests, me)
+	if receives {
+		var total int64
+		for s := range n {
+			total += matrix[s*n+me]
+		}
+		recv = make([]byte, total)
+	}
+	// Where this rank's records to d start in d's stream, and how far the
+	// puts have got through them.
+	start := make([]int64, n)
+	next := make([]int, n) // per destination: the next record to put
 	for d := range n {
-		if dests != nil && !slices.Contains(dests, d) {
-			continue
-		}
-		base := reg.Off
 		for s := range me {
-			base += matrix[s*n+d]
-		}
-		body := out[d].b
-		for i := 0; i+1 < len(recs[d]); i++ {
-			lo, hi := recs[d][i], recs[d][i+1]
-			r.PutBytesAsync(ctx, d, base+int64(lo), body[lo:hi], h)
+			start[d] += matrix[s*n+d]
 		}
 	}
-	if err := h.Wait(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.Barrier(ctx); err != nil {
-		return nil, err
+	rounds := (maxIn + window - 1) / window
+	h := &pgas.Handle{}
+	for k := range rounds {
+		lo, hi := k*window, (k+1)*window // this round's slice of every stream
+		half := reg.Off + (k%2)*window
+		for d := range n {
+			if dests != nil && !slices.Contains(dests, d) {
+				continue
+			}
+			body, rb := out[d].b, recs[d]
+			for next[d]+1 < len(rb) {
+				i := next[d]
+				a, b := start[d]+int64(rb[i]), start[d]+int64(rb[i+1])
+				if a >= hi {
+					break
+				}
+				pa, pb := max(a, lo), min(b, hi)
+				r.PutBytesAsync(ctx, d, half+pa-lo, body[pa-start[d]:pb-start[d]], h)
+				if b > hi {
+					break // the rest of this record goes next round
+				}
+				next[d]++
+			}
+		}
+		if err := h.Wait(ctx); err != nil {
+			return nil, err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return nil, err
+		}
+		if receives && lo < int64(len(recv)) {
+			e := min(hi, int64(len(recv)))
+			copy(recv[lo:e], r.Segment()[half:half+e-lo])
+		}
 	}
 	var runs []entries[K, V]
-	if dests == nil || slices.Contains(dests, me) {
+	if receives {
 		counts := make([]int, n)
 		for s := range n {
 			counts[s] = int(matrix[s*n+me])
 		}
-		seg := r.Segment()
-		total := sum(counts)
-		recv := make([]byte, total)
-		copy(recv, seg[reg.Off:reg.Off+int64(total)])
 		runs, err = x.split(recv, counts, false)
 		if err != nil {
 			return nil, err
@@ -548,6 +583,32 @@ func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([
 		return nil, err
 	}
 	return runs, nil
+}
+
+// windowShare is the part of a segment a receive window may take: each of
+// its two halves an eighth, as the collectives' staging area.
+const windowShare = 8
+
+// allocWindow allocates a double-buffered receive window for streams of
+// at most maxIn bytes and returns it with the size of one half: maxIn
+// rounded up if that fits in an eighth of a segment, else an eighth, or
+// less if the segment cannot hold that, down to 4 KiB. It is collective,
+// and every rank gets the same answer.
+func allocWindow(ctx context.Context, r *pgas.Rank, maxIn int64) (pgas.Region, int64, error) {
+	const minWindow = 4096
+	w := min(max(maxIn, 8), max(minWindow, r.Config().SegmentBytes/windowShare))
+	w = (w + 7) &^ 7
+	for {
+		reg, err := r.AllAlloc(ctx, 2*w)
+		if err == nil {
+			return reg, w, nil
+		}
+		var oom *pgas.OutOfMemoryError
+		if !errors.As(err, &oom) || w <= minWindow {
+			return pgas.Region{}, 0, fmt.Errorf("reduce: receive window of %d bytes: %w", 2*w, err)
+		}
+		w = max(minWindow, w/2&^7)
+	}
 }
 
 // boundaries returns the start of every record in body and its end.

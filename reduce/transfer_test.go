@@ -44,13 +44,14 @@ type collectCase[K cmp.Ordered] struct {
 	key      func(i int) K
 	nkeys    int
 	variable bool // a variable-size codec: buffers carry the index
+	scale    int  // emit scale times as many elements (0: 1)
 }
 
 // rankEmissions is what rank r of n emits: a rank-dependent amount (none
 // on rank 1), from elements idx = j*n + r, one to three pairs each.
 func rankEmissions[K cmp.Ordered](c collectCase[K], r, n int) []emission[K, int64] {
 	rng := rand.New(rand.NewPCG(uint64(r), uint64(n)))
-	elems := []int{40, 0, 17, 29, 5}[r%5]
+	elems := []int{40, 0, 17, 29, 5}[r%5] * max(1, c.scale)
 	var ems []emission[K, int64]
 	for j := range elems {
 		for p := range 1 + rng.IntN(3) {
@@ -135,11 +136,17 @@ func gatherCfgs() []gatherCfg {
 // returns every rank's results per case.
 func runCollect[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o Options) [][]rankResult[K] {
 	t.Helper()
+	return runCollectSeg(t, cases, n, o, 1<<20)
+}
+
+// runCollectSeg is runCollect with segments of seg bytes.
+func runCollectSeg[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o Options, seg int64) [][]rankResult[K] {
+	t.Helper()
 	res := make([][]rankResult[K], len(cases))
 	for i := range res {
 		res[i] = make([]rankResult[K], n)
 	}
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: 1 << 20, Check: true}, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: seg, Check: true}, func(ctx context.Context, r *pgas.Rank) error {
 		for ci, c := range cases {
 			s, err := c.mk()
 			if err != nil {
@@ -337,6 +344,42 @@ func TestCollect(t *testing.T) {
 					ra := runCollect(t, ac, n, o)
 					for i, c := range ac {
 						t.Run(c.name, func(t *testing.T) { checkCollect(t, c, n, o, ra[i]) })
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCollectStreams: pairs far larger than the segments (128 KiB here;
+// the staging area and receive window get an eighth of that per half)
+// move in rounds, in every gather and transfer mode, and every rank gets
+// what the oracle says.
+func TestCollectStreams(t *testing.T) {
+	key := func(i int) string { return fmt.Sprintf("key-%06d-%s", i, strings.Repeat("x", i%40)) }
+	cases := []collectCase[string]{
+		{name: "sum", comb: Sum[int64](), key: key, nkeys: 40000, variable: true, scale: 150,
+			mk: func() (*Store[string, int64], error) { return NewHashStore[string, int64](Sum[int64]()) }},
+		{name: "all", comb: KeepAll[int64](), key: key, nkeys: 40000, variable: true, scale: 60,
+			mk: func() (*Store[string, int64], error) { return NewHashStore[string, int64](KeepAll[int64]()) }},
+	}
+	ikey := func(i int) uint16 { return uint16(i) }
+	icases := []collectCase[uint16]{
+		{name: "array-all", comb: KeepAll[int64](), key: ikey, nkeys: 60000, scale: 150,
+			mk: func() (*Store[uint16, int64], error) { return NewArrayStore[uint16, int64](60000, KeepAll[int64]()) }},
+	}
+	for _, n := range []int{1, 2, 3} {
+		for _, g := range []Gather{GatherAll, GatherRoot, GatherNone, GatherPartitioned} {
+			for _, tr := range []Transfer{Collective, ElementByElement} {
+				o := Options{Gather: g, Transfer: tr, Root: n / 2}
+				t.Run(fmt.Sprintf("n=%d/%v/%v", n, g, tr), func(t *testing.T) {
+					rs := runCollectSeg(t, cases, n, o, 128<<10)
+					for i, c := range cases {
+						t.Run(c.name, func(t *testing.T) { checkCollect(t, c, n, o, rs[i]) })
+					}
+					ri := runCollectSeg(t, icases, n, o, 128<<10)
+					for i, c := range icases {
+						t.Run(c.name, func(t *testing.T) { checkCollect(t, c, n, o, ri[i]) })
 					}
 				})
 			}
