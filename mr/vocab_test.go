@@ -1,0 +1,91 @@
+package mr_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// TestKeepAllLargeVocabulary: a job that keeps every value of 300,000
+// nearly distinct keys moves records many times the collectives' staging
+// area (and, gathered, more than a default 16 MiB segment) on default
+// settings, and every mode gives the oracle's keys and values in order.
+func TestKeepAllLargeVocabulary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large vocabulary")
+	}
+	const n = 300_000
+	rng := rand.New(rand.NewPCG(19, 11))
+	toks := make([]string, n)
+	for i := range toks {
+		var b [8]byte
+		for j := range b {
+			b[j] = byte('a' + rng.IntN(26))
+		}
+		toks[i] = string(b[:])
+	}
+	// Oracle: every key with the positions it occurs at, in order.
+	occ := map[string][]int64{}
+	for i, w := range toks {
+		occ[w] = append(occ[w], int64(i))
+	}
+	keys := make([]string, 0, len(occ))
+	for k := range occ {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	idx := make([]int64, n)
+	for i := range idx {
+		idx[i] = int64(i)
+	}
+	want := digest(keys, func(i int) []int64 { return occ[keys[i]] })
+
+	for _, c := range []config{
+		{ranks: 2, gather: reduce.GatherRoot, transfer: reduce.ElementByElement},
+		{ranks: 8, gather: reduce.GatherRoot},
+		{ranks: 8, gather: reduce.GatherPartitioned, merge: true},
+	} {
+		t.Run(c.String(), func(t *testing.T) {
+			got := collect(t, c, func(ctx context.Context, r *pgas.Rank) (mr.Result[string], error) {
+				st, err := reduce.NewHashStore[string, int64](reduce.KeepAll[int64]())
+				if err != nil {
+					return mr.Result[string]{}, err
+				}
+				if _, err := mr.ApplyMap(ctx, r, mr.Slice(idx), func(ctx context.Context, i int64, emit func(string, int64)) error {
+					emit(toks[i], i)
+					return nil
+				}, st); err != nil {
+					return mr.Result[string]{}, err
+				}
+				opts := []mr.ReduceOption{mr.Gather(c.gather), mr.WithTransfer(c.transfer)}
+				if c.merge {
+					opts = append(opts, mr.Merge())
+				}
+				return mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (string, error) {
+					return digest(p.Keys, p.Values), nil
+				}, opts...)
+			})
+			if got != want {
+				t.Fatalf("digest %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// digest hashes keys with their values, and counts them.
+func digest(keys []string, values func(i int) []int64) string {
+	h := fnv.New64a()
+	nv := 0
+	for i, k := range keys {
+		fmt.Fprintf(h, "%s:%v;", k, values(i))
+		nv += len(values(i))
+	}
+	return fmt.Sprintf("%d keys %d values %x", len(keys), nv, h.Sum64())
+}
