@@ -83,11 +83,13 @@ type splitInput struct {
 
 // FileSplits returns an Input of splits of the files, in the order given:
 // each file is cut into consecutive splits of size bytes (the last one
-// shorter); an empty file gives one empty split. It opens each file to
-// check that it is a readable regular file, and fails naming the first
-// that is not. The files are not read: a map reads its splits with
-// Split.Read or Split.Open. The splits' weights are their lengths, for
-// the balanced and best-fit distributions.
+// shorter); an empty file gives one empty split. It checks that each
+// file is a regular file without opening it (StatRegular: a named pipe or
+// a device is an error wrapping ErrNotRegular), then opens it to check
+// that it can be read, and fails naming the first that cannot. The files
+// are not read: a map reads its splits with Split.Read or Split.Open. The
+// splits' weights are their lengths, for the balanced and best-fit
+// distributions.
 func FileSplits(paths []string, size int64) (Input[Split], error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("mr: FileSplits with split size %d, want > 0", size)
@@ -119,20 +121,19 @@ func FileSplits(paths []string, size int64) (Input[Split], error) {
 	return in, nil
 }
 
-// fileSize opens path and returns its size if it is a regular file.
+// fileSize returns the size of path if it is a regular file, checked
+// with StatRegular before it is opened (opening a FIFO would block), and
+// opens it to check that it can be read.
 func fileSize(path string) (int64, error) {
+	fi, err := StatRegular(path)
+	if err != nil {
+		return 0, fmt.Errorf("mr: input file: %w", err) // both error types name the path
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("mr: input file: %w", err) // *PathError names the path
+		return 0, fmt.Errorf("mr: input file: %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("mr: input file %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("mr: input file %s is not a regular file (%v)", path, fi.Mode().Type())
-	}
+	f.Close()
 	return fi.Size(), nil
 }
 
