@@ -37,7 +37,8 @@ type plan struct {
 }
 
 // newPlan parses every file's header and cuts the files into chunks of
-// whole rows of about chunkBytes (at least one row each).
+// whole rows of about chunkBytes (at least one row each). A path that is
+// not a regular file (a FIFO, a device) is refused before it is opened.
 func newPlan(ctx context.Context, files []string, chunkBytes int64) (*plan, error) {
 	if chunkBytes <= 0 {
 		chunkBytes = DefaultChunkBytes
@@ -46,6 +47,10 @@ func newPlan(ctx context.Context, files []string, chunkBytes int64) (*plan, erro
 	var total int64 // pixel bytes with padding, for progress reports
 	for i, path := range files {
 		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("histogram: %w", err)
+		}
+		// Checked before ReadHeader opens it: opening a FIFO blocks.
+		if _, err := mr.StatRegular(path); err != nil {
 			return nil, fmt.Errorf("histogram: %w", err)
 		}
 		h, err := ReadHeader(path)

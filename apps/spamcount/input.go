@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
 )
@@ -35,7 +36,10 @@ const checkEvery = 1 << 20
 // Scan lists the messages under paths: each path is a file or a directory
 // walked in lexical order; a file starting with "From " is an mbox and is
 // split into its messages, any other file is one message. Only regular
-// files are read. An unreadable path is an error naming it.
+// files are read. An unreadable path is an error naming it; so is a path
+// that is neither a directory nor a regular file (a FIFO, a device: an
+// error wrapping mr.ErrNotRegular, found before it is opened), while such
+// entries inside a directory are passed over.
 func Scan(ctx context.Context, paths []string) ([]Message, error) {
 	files, err := listFiles(ctx, paths)
 	if err != nil {
@@ -44,10 +48,16 @@ func Scan(ctx context.Context, paths []string) ([]Message, error) {
 	return scanFiles(ctx, files)
 }
 
-// listFiles lists the regular files under paths, in order.
+// listFiles lists the regular files under paths, in order. A path that
+// is neither a directory nor a regular file (a FIFO, a device) is an error
+// naming it, found before it is opened (mr.StatInput); inside a directory
+// such entries are passed over, as every app does.
 func listFiles(ctx context.Context, paths []string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
+		if _, err := mr.StatInput(p); errors.Is(err, mr.ErrNotRegular) {
+			return nil, fmt.Errorf("spamcount: %w", err)
+		} // other errors: the walk's, as below
 		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err

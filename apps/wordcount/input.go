@@ -35,31 +35,31 @@ type Skip struct {
 }
 
 // list expands paths into the regular files under them, sorted by path
-// without duplicates. A path that cannot be listed is an error naming it,
-// or with skip a Skip.
+// without duplicates. A path that cannot be listed, or that is neither a
+// directory nor a regular file (a FIFO, a device: refused before it is
+// opened, see mr.StatInput), is an error naming it, or with skip a Skip.
+// Inside a directory, entries that are neither (symbolic links followed)
+// are passed over, as every app does; links to directories are not
+// followed.
 func list(paths []string, skip bool) ([]file, []Skip, error) {
 	var files []file
 	var skipped []Skip
 	fail := func(path string, err error) error {
-		if !skip {
+		var nr *mr.NotRegularError
+		switch {
+		case !skip && errors.As(err, &nr):
+			return fmt.Errorf("wordcount: %w", nr) // it names the path
+		case !skip:
 			return fmt.Errorf("wordcount: input %s: %w", path, err)
+		case errors.As(err, &nr):
+			skipped = append(skipped, Skip{Path: path, Reason: nr.Reason()})
+		default:
+			skipped = append(skipped, Skip{Path: path, Reason: err.Error()})
 		}
-		skipped = append(skipped, Skip{Path: path, Reason: err.Error()})
-		return nil
-	}
-	add := func(path string) error {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return fail(path, err)
-		}
-		if !fi.Mode().IsRegular() {
-			return fail(path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
-		}
-		files = append(files, file{path, fi.Size()})
 		return nil
 	}
 	for _, p := range paths {
-		fi, err := os.Stat(p)
+		fi, err := mr.StatInput(p)
 		if err != nil {
 			if err := fail(p, err); err != nil {
 				return nil, nil, err
@@ -67,9 +67,7 @@ func list(paths []string, skip bool) ([]file, []Skip, error) {
 			continue
 		}
 		if !fi.IsDir() {
-			if err := add(p); err != nil {
-				return nil, nil, err
-			}
+			files = append(files, file{p, fi.Size()})
 			continue
 		}
 		root := p
@@ -91,10 +89,15 @@ func list(paths []string, skip bool) ([]file, []Skip, error) {
 				files = append(files, file{path, info.Size()})
 				return nil
 			case d.Type()&fs.ModeSymlink != 0:
-				if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-					return nil // not followed
+				fi, err := mr.StatRegular(path)
+				switch {
+				case errors.Is(err, mr.ErrNotRegular):
+					return nil // a directory (not followed), a FIFO, a device
+				case err != nil:
+					return fail(path, err)
 				}
-				return add(path)
+				files = append(files, file{path, fi.Size()})
+				return nil
 			}
 			return nil // devices, sockets, pipes: not files
 		})
