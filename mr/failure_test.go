@@ -43,7 +43,7 @@ func TestMapFailureNamesRankAndElement(t *testing.T) {
 				t.Fatal("job succeeded")
 			}
 			// Element 13 is on rank 13 mod 4 = 1 under cyclic.
-			if !strings.Contains(err.Error(), "pgas: rank 1: mr: rank 1: map of input element 13") {
+			if !strings.Contains(err.Error(), "pgas: rank 1: mr: map of input element 13") {
 				t.Fatalf("error does not name rank and element: %v", err)
 			}
 			if how == "error" && !errors.Is(err, errBad) {

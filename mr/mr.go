@@ -137,19 +137,19 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 	for i := range p.Elements(me) {
 		if ms.Elements&63 == 0 {
 			if err := ctx.Err(); err != nil {
-				return ms, fmt.Errorf("mr: rank %d: map stopped at element %d: %w", me, i, err)
+				return ms, fmt.Errorf("mr: map stopped at element %d: %w", i, err)
 			}
 		}
 		x, err := in.At(ctx, i)
 		if err != nil {
-			return ms, fmt.Errorf("mr: rank %d: reading input element %d: %w", me, i, err)
+			return ms, fmt.Errorf("mr: reading input element %d: %w", i, err)
 		}
 		st.SetTag(i)
 		if err := callMap(ctx, f, x, emit); err != nil {
-			return ms, fmt.Errorf("mr: rank %d: map of input element %d: %w", me, i, err)
+			return ms, &MapError{Element: i, Err: err}
 		}
 		if err := st.Err(); err != nil {
-			return ms, fmt.Errorf("mr: rank %d: map of input element %d: %w", me, i, err)
+			return ms, fmt.Errorf("mr: map of input element %d: %w", i, err)
 		}
 		ms.Elements++
 	}
@@ -194,7 +194,7 @@ func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank
 	ms := MapStats{Emitted: st.Emitted() - emitted, Time: time.Since(t0), Plan: distrib.Custom}
 	statsFrom(ctx).addMap(ms)
 	if err != nil {
-		return ms, fmt.Errorf("mr: rank %d: array map: %w", r.ID(), err)
+		return ms, &MapError{Element: -1, Err: err}
 	}
 	return ms, nil
 }
@@ -249,13 +249,13 @@ func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *
 	res := Result[R]{OK: ok, Stats: stats}
 	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
 	if err != nil {
-		return res, fmt.Errorf("mr: rank %d: reduce stage: %w", r.ID(), err)
+		return res, fmt.Errorf("mr: reduce stage: %w", err)
 	}
 	if !ok {
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("mr: rank %d: reduce: %w", r.ID(), err)
+		return res, fmt.Errorf("mr: reduce: %w", err)
 	}
 	t0 := time.Now()
 	err = func() (err error) {
@@ -269,7 +269,27 @@ func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *
 	}()
 	res.Reduce = time.Since(t0)
 	if err != nil {
-		return res, fmt.Errorf("mr: rank %d: reduce of %d keys: %w", r.ID(), p.Len(), err)
+		return res, fmt.Errorf("mr: reduce of %d keys: %w", p.Len(), err)
 	}
 	return res, nil
 }
+
+// MapError is the error of a user's map function (or of a store it emitted
+// into), with the input element it was mapping: Element is the element's
+// index for ApplyMap, -1 for ApplyMapArray. The rank is not repeated here:
+// pgas.Run names it. An application whose map errors already name their
+// input (a file and line) may unwrap a MapError to report its own error
+// alone.
+type MapError struct {
+	Element int64
+	Err     error
+}
+
+func (e *MapError) Error() string {
+	if e.Element < 0 {
+		return "mr: array map: " + e.Err.Error()
+	}
+	return fmt.Sprintf("mr: map of input element %d: %v", e.Element, e.Err)
+}
+
+func (e *MapError) Unwrap() error { return e.Err }

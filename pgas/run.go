@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +98,7 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 	}
 
 	errs := make(map[int]error, len(eps))
+	var order []int // ranks in the order their errors arrived
 	pending := make(map[int]bool, len(eps))
 	for _, ep := range eps {
 		pending[ep.Rank()] = true
@@ -108,6 +110,7 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 			delete(pending, res.rank)
 			if res.err != nil {
 				errs[res.rank] = res.err
+				order = append(order, res.rank)
 			}
 		case <-failed:
 			failed = nil
@@ -121,49 +124,119 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 			}
 			slices.Sort(stuck)
 			errs[-1] = fmt.Errorf("pgas: ranks %v did not return within %v of the failure", stuck, cfg.ShutdownTimeout)
+			order = append(order, -1)
 			pending = nil
 		}
 	}
 	for _, ep := range eps {
 		if err := ep.Close(); err != nil && errs[ep.Rank()] == nil {
 			errs[ep.Rank()] = fmt.Errorf("close: %w", err)
+			order = append(order, ep.Rank())
 		}
 	}
-	return summarise(errs)
+	return summarise(errs, order)
+}
+
+// RankError is the error one rank returned.
+type RankError struct {
+	Rank int
+	Err  error
+}
+
+func (e *RankError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+func (e *RankError) Unwrap() error { return e.Err }
+
+// JobError is the error of a failed job as Run reports it: the errors that
+// are causes (not echoes of another rank's failure), the first to arrive
+// first. Its text is one line: the first cause with its rank named once,
+// and how many other ranks failed with the same text ("pgas: rank 2: bad
+// input (and 3 more ranks)"); causes with other texts follow, "; "
+// separated, each counted the same way.
+type JobError struct {
+	Causes []*RankError
+	// Stuck, if not nil, reports the ranks that did not return within
+	// Config.ShutdownTimeout of the failure.
+	Stuck error
+}
+
+func (e *JobError) Error() string {
+	var b strings.Builder
+	done := make([]bool, len(e.Causes))
+	for i, c := range e.Causes {
+		if done[i] {
+			continue
+		}
+		text := c.Err.Error()
+		more := 0
+		for j := i + 1; j < len(e.Causes); j++ {
+			if !done[j] && e.Causes[j].Err.Error() == text {
+				done[j] = true
+				more++
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "pgas: rank %d: %s", c.Rank, text)
+		switch more {
+		case 0:
+		case 1:
+			b.WriteString(" (and 1 more rank)")
+		default:
+			fmt.Fprintf(&b, " (and %d more ranks)", more)
+		}
+	}
+	if e.Stuck != nil {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(e.Stuck.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the causes, so errors.Is and errors.As look at each.
+func (e *JobError) Unwrap() []error {
+	out := make([]error, 0, len(e.Causes)+1)
+	for _, c := range e.Causes {
+		out = append(out, c)
+	}
+	if e.Stuck != nil {
+		out = append(out, e.Stuck)
+	}
+	return out
 }
 
 // summarise keeps the errors that are causes, not echoes of another rank's
-// failure, and names the rank of each.
-func summarise(errs map[int]error) error {
+// failure, in the order they arrived, and names the rank of each.
+func summarise(errs map[int]error, order []int) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	ranks := make([]int, 0, len(errs))
-	for r := range errs {
-		ranks = append(ranks, r)
-	}
-	slices.Sort(ranks)
-	var causes, echoes []error
-	for _, r := range ranks {
+	je := &JobError{}
+	var echoes []*RankError
+	for _, r := range order {
 		err := errs[r]
 		if r < 0 {
-			causes = append(causes, err)
+			je.Stuck = err
 			continue
 		}
-		wrapped := fmt.Errorf("pgas: rank %d: %w", r, err)
+		re := &RankError{Rank: r, Err: err}
 		var rf *RankFailedError
 		if errors.As(err, &rf) && rf.Rank != r || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			echoes = append(echoes, wrapped)
+			echoes = append(echoes, re)
 		} else {
-			causes = append(causes, wrapped)
+			je.Causes = append(je.Causes, re)
 		}
 	}
-	if len(causes) == 0 {
+	if len(je.Causes) == 0 && je.Stuck == nil {
 		// Only echoes (a cancelled job, or a cause on a rank this process
-		// does not host): they all report the same failure; give the first.
-		return echoes[0]
+		// does not host): they all report the same failure; give the
+		// lowest rank's.
+		slices.SortFunc(echoes, func(a, b *RankError) int { return a.Rank - b.Rank })
+		return &JobError{Causes: echoes[:1]}
 	}
-	return errors.Join(causes...)
+	return je
 }
 
 func runRank(ctx context.Context, cfg Config, ep transport.Endpoint, fn func(context.Context, *Rank) error) (err error) {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/pgasmr/pgasmr/apps/internal/joberr"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -128,7 +129,7 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 		}, st)
 	}
 	if err != nil {
-		return nil, err
+		return nil, joberr.Wrap("histogram", err)
 	}
 	if err := rd.Close(); err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/pgasmr/pgasmr/apps/internal/joberr"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -91,7 +92,7 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 		}, st)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("linreg: %w", err)
+		return nil, joberr.Wrap("linreg", err)
 	}
 	g := o.gather()
 	opts := []mr.ReduceOption{mr.Gather(g), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pgasmr/pgasmr/apps/internal/joberr"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -322,7 +323,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	c := newCounter(words)
 	if _, err := mr.ApplyMap(ctx, r, mr.Input[Message](messages(msgs)), c.message, st,
 		mr.WithDistribution(o.Dist), mr.WithThreshold(o.Threshold)); err != nil {
-		return nil, err
+		return nil, joberr.Wrap("spamcount", err)
 	}
 	ropts := []mr.ReduceOption{mr.Gather(o.Gather), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}
 	if o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned {

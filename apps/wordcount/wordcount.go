@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pgasmr/pgasmr/apps/internal/joberr"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -333,7 +334,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		}, st, mr.WithPlan(p))
 	}
 	if err != nil {
-		return nil, err
+		return nil, joberr.Wrap("wordcount", err)
 	}
 	ropts := []mr.ReduceOption{mr.Gather(o.Gather), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}
 	if o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned {

@@ -81,7 +81,7 @@ func launchRanks(ctx context.Context, n int, args []string, stdout, stderr io.Wr
 		return err
 	}
 	if line, ok := errLines.lines[ee.Rank]; ok {
-		return errors.New(line) // the rank's own "rank N: ..." line
+		return errors.New(line + errLines.same(ee.Rank)) // the rank's own "rank N: ..." line
 	}
 	if ee.Reason != "" {
 		return fmt.Errorf("rank %d: %s", ee.Rank, ee.Reason)
@@ -141,6 +141,25 @@ func (s *rankStderr) line(l string) {
 		return
 	}
 	io.WriteString(s.w, l)
+}
+
+// same counts the other ranks whose error line has rank's text, and says
+// how many: " (and 2 more ranks)", or "" for none.
+func (s *rankStderr) same(rank int) string {
+	_, text, _ := strings.Cut(s.lines[rank], ": ")
+	more := 0
+	for r, l := range s.lines {
+		if _, t, _ := strings.Cut(l, ": "); r != rank && t == text {
+			more++
+		}
+	}
+	switch more {
+	case 0:
+		return ""
+	case 1:
+		return " (and 1 more rank)"
+	}
+	return fmt.Sprintf(" (and %d more ranks)", more)
 }
 
 func (s *rankStderr) flush() {

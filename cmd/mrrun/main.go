@@ -89,6 +89,10 @@ func report(ctx context.Context, stderr io.Writer, err error) int {
 			return code
 		}
 		msg = fmt.Sprintf("rank %d: %s", rankID, strings.TrimPrefix(msg, fmt.Sprintf("pgas: rank %d: ", rankID)))
+	} else if strings.HasPrefix(msg, "pgas: rank ") {
+		// pgas.Run's *JobError: the rank is the information, not the
+		// package (and a shm job's line reads the same).
+		msg = strings.TrimPrefix(msg, "pgas: ")
 	}
 	fmt.Fprintf(stderr, "mrrun: %s\n", msg)
 	return code
