@@ -35,10 +35,15 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	// The first signal cancels the run; one that does not stop within
+	// about a second (a read blocked in the kernel) is ended anyway: see
+	// runWithDeadline.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	args := os.Args[1:]
+	os.Exit(runWithDeadline(context.Background(), sig, forcedExitFor(args), os.Stderr, func(ctx context.Context) int {
+		return Main(ctx, args, os.Stdout, os.Stderr)
+	}))
 }
 
 // exitError carries an exit status other than 1.

@@ -412,6 +412,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	switch {
 	case rankOf == "" && showBar:
 		stop = startProgress(stderr, obs.progress, a.unit)
+		defer atForcedExit(stop)() // clears the bar before "mrrun: interrupted"
 	case rankOf != "" && os.Getenv(envReportProgress) != "":
 		stop = reportProgress(stderr, obs.progress)
 	}
@@ -470,6 +471,7 @@ func writeFileAtomic(path string, write func(w io.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	defer atForcedExit(func() { os.Remove(tmp.Name()) })() // an interrupted write that never returns
 	ok := false
 	defer func() {
 		if !ok {

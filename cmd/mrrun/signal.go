@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas/launch"
+)
+
+// How long mrrun waits, after the first SIGINT or SIGTERM, for a run to
+// stop by itself before it exits anyway. A job notices the cancelled
+// context between reads, but a read or an open that blocks in the kernel
+// (a hung network file system, a FIFO that got past the input checks)
+// does not return: mrrun then runs the forced-exit functions and exits.
+// A rank process waits less than its launcher, so that its launcher sees
+// it exit and cleans up the job before its own deadline.
+const (
+	interruptGrace     = time.Second
+	rankInterruptGrace = 500 * time.Millisecond
+	// forcedExitBound bounds the forced-exit functions and the last line,
+	// in case they block too (a stderr nobody reads).
+	forcedExitBound = 250 * time.Millisecond
+)
+
+// forcedExit says when mrrun stops waiting for an interrupted command and
+// how it exits then.
+type forcedExit struct {
+	// Grace is how long after the first signal the command may take to
+	// return; 0 means as long as it takes, and a second signal does not
+	// cut that short either.
+	Grace time.Duration
+	// Rank says this process is a rank of a launcher's job: it exits
+	// without a line (its launcher prints one for the job), and only Grace
+	// ends it early, not a second signal (the launcher passes a terminal's
+	// SIGINT on to ranks that got it already).
+	Rank bool
+}
+
+// forcedExitFor returns the forced-exit rule of mrrun with args (without
+// the program name): runs of apps have one; gen, bench and exec do not
+// (they remove what they generated, or kill what they launched, after
+// their command returns; list, help and version return at once anyway).
+func forcedExitFor(args []string) forcedExit {
+	kind, _ := launch.Launched()
+	rank := kind != ""
+	if len(args) > 0 {
+		switch args[0] { // as in dispatch
+		case "gen", "bench", "exec":
+			return forcedExit{Rank: rank}
+		}
+	}
+	if rank {
+		return forcedExit{Grace: rankInterruptGrace, Rank: true}
+	}
+	return forcedExit{Grace: interruptGrace}
+}
+
+// runWithDeadline runs fn and returns its exit status. The first value on
+// sig cancels fn's context; if fn has not returned fe.Grace later, or when
+// a second value comes (unless fe.Rank), runWithDeadline runs the
+// functions registered with atForcedExit (removing temporary output
+// files), writes "mrrun: interrupted" to stderr (unless fe.Rank) and
+// returns 130 without waiting for fn, whose goroutine is left behind: the
+// caller exits.
+func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, stderr io.Writer, fn func(ctx context.Context) int) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() { done <- fn(ctx) }()
+	interrupted := false
+	var expired <-chan time.Time
+	for {
+		select {
+		case code := <-done:
+			return code
+		case <-sig:
+			if !interrupted {
+				interrupted = true
+				cancel()
+				if fe.Grace > 0 {
+					t := time.NewTimer(fe.Grace)
+					defer t.Stop()
+					expired = t.C
+				}
+				continue
+			}
+			if fe.Grace > 0 && !fe.Rank {
+				return forceExit(stderr, fe.Rank)
+			}
+		case <-expired:
+			return forceExit(stderr, fe.Rank)
+		}
+	}
+}
+
+// forceExit runs the forced-exit functions and writes the line, for at
+// most forcedExitBound, and returns 130.
+func forceExit(stderr io.Writer, rank bool) int {
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		runForcedExit()
+		if !rank {
+			line := fmt.Sprintf("mrrun: %v\n", errInterrupted)
+			if isTerminal(stderr) {
+				line = clearLine + line // over a progress bar nobody stopped
+			}
+			io.WriteString(stderr, line)
+		}
+	}()
+	select {
+	case <-finished:
+	case <-time.After(forcedExitBound):
+	}
+	return 130
+}
+
+// forcedExitFuncs are the functions a forced exit runs, by registration
+// number; once it has run them, closed is set and a function registered
+// later runs at once (its file may have been created after the forced
+// exit began).
+var forcedExitFuncs struct {
+	sync.Mutex
+	next   int
+	fns    map[int]func()
+	closed bool
+}
+
+// atForcedExit registers fn to run if mrrun exits without waiting for the
+// command (runWithDeadline); the returned function unregisters it. fn
+// must be quick and safe to call concurrently with the command's
+// goroutines: removing a temporary file, stopping a progress bar.
+//
+//	tmp, err := os.CreateTemp(dir, pattern)
+//	...
+//	defer atForcedExit(func() { os.Remove(tmp.Name()) })()
+func atForcedExit(fn func()) (unregister func()) {
+	r := &forcedExitFuncs
+	r.Lock()
+	if r.closed {
+		r.Unlock()
+		fn()
+		return func() {}
+	}
+	if r.fns == nil {
+		r.fns = map[int]func(){}
+	}
+	id := r.next
+	r.next++
+	r.fns[id] = fn
+	r.Unlock()
+	return func() {
+		r.Lock()
+		delete(r.fns, id)
+		r.Unlock()
+	}
+}
+
+// runForcedExit runs the registered functions, the latest first, and
+// closes the registry.
+func runForcedExit() {
+	r := &forcedExitFuncs
+	r.Lock()
+	r.closed = true
+	ids := make([]int, 0, len(r.fns))
+	for id := range r.fns {
+		ids = append(ids, id)
+	}
+	fns := r.fns
+	r.fns = nil
+	r.Unlock()
+	slices.Sort(ids)
+	for _, id := range slices.Backward(ids) {
+		fns[id]()
+	}
+}
