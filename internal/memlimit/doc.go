@@ -40,17 +40,20 @@
 //
 // # Rules
 //
-// The trigger of a limit of L bytes is 90% of it, and at least 64 MiB
-// below it (one Go heap arena). A Watchdog samples every limit's usage
+// Each limit of L bytes keeps a margin for what maps memory in steps: 64
+// MiB for RLIMIT_AS (one Go heap arena: the heap grows its address space
+// that much at a time), 16 MiB for a cgroup. Its trigger is 90% of L, and
+// at least two margins below L. A Watchdog samples every limit's usage
 // every 25 ms (a pread of a /proc or cgroup file and a runtime/metrics
 // read, no allocation). When a usage is over the trigger it runs a GC, if
 // none ran since the usage was about this high, and subtracts what the Go
 // heap then has free (and, for RLIMIT_AS, released but still mapped): if
 // what is left is still over the trigger, the process is about to cross
 // the limit and the watchdog calls Options.Exceeded with an
-// *ExceededError. A usage within 16 MiB of the limit fires at once; if it
-// gets there after Exceeded, Options.Critical is the last word before the
-// runtime crashes.
+// *ExceededError. A usage within two margins of L fires at once, garbage
+// or not (a Go heap may keep growing its address space while it has free
+// pages); if the usage gets within one margin after Exceeded,
+// Options.Critical is the last word before the runtime crashes.
 //
 // With Options.SetGoLimit, Go's memory limit (the GC's target, see
 // runtime/debug.SetMemoryLimit) is kept at 7/8 of what the trigger leaves

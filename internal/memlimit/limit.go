@@ -61,16 +61,33 @@ func (l Limit) appendName(dst []byte) []byte {
 	return append(dst, "no limit"...)
 }
 
-// trigger is the usage from which the process is about to cross l: 90% of
-// it, and at least 64 MiB (one Go heap arena) below it.
-func (l Limit) trigger() int64 {
-	return min(l.Bytes-l.Bytes/10, l.Bytes-64<<20)
+// margin is the room a limit of kind l.Kind must keep for what maps
+// memory in steps: for RLIMIT_AS one Go heap arena (the heap grows its
+// address space 64 MiB at a time), for a cgroup 16 MiB.
+func (l Limit) margin() int64 {
+	if l.Kind == AddressSpace {
+		return 64 << 20
+	}
+	return 16 << 20
 }
 
-// critical is the usage from which anything (a thread's stack, a heap
-// arena) may fail to map: 16 MiB below the limit.
+// trigger is the usage from which the process is about to cross l, if
+// what it holds is not garbage: 90% of l, and at least two margins below
+// it.
+func (l Limit) trigger() int64 {
+	return min(l.Bytes-l.Bytes/10, l.firm())
+}
+
+// firm is the usage from which the process is about to cross l, garbage
+// or not: two margins below it.
+func (l Limit) firm() int64 {
+	return l.Bytes - 2*l.margin()
+}
+
+// critical is the usage from which the next step (a heap arena, a
+// thread's stack) may fail to map: one margin below l.
 func (l Limit) critical() int64 {
-	return l.Bytes - 16<<20
+	return l.Bytes - l.margin()
 }
 
 // System is where the package reads limits and usage: a /proc and /sys

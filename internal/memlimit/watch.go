@@ -77,10 +77,10 @@ type Options struct {
 	// must not block.
 	Exceeded func(*ExceededError)
 	// Critical is called once, from the watchdog's goroutine, if after
-	// Exceeded the usage still climbs to within 16 MiB of the limit: the
-	// job did not stop in time, and the next thread or heap arena may not
-	// map, which the Go runtime reports with a crash. The place to print
-	// the error and exit.
+	// Exceeded the usage still climbs to within a margin of the limit
+	// (see the package doc): the job did not stop in time, and the next
+	// heap arena or thread stack may not map, which the Go runtime
+	// reports with a crash. The place to print the error and exit.
 	Critical func(*ExceededError)
 }
 
@@ -215,7 +215,7 @@ func (w *Watchdog) sample() {
 				w.crit = true
 				w.o.Critical(w.fired)
 			}
-		case u >= l.critical():
+		case u >= l.firm():
 			w.fire(l, u)
 		case u >= trig:
 			// Over the trigger: what of it is garbage? Only a GC tells, so

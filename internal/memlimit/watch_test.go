@@ -36,13 +36,18 @@ func TestExceededError(t *testing.T) {
 	}
 }
 
-func TestLimitTrigger(t *testing.T) {
-	for _, tc := range []struct{ bytes, trigger int64 }{
-		{1 << 30, 1<<30 - 1<<30/10},   // 90%
-		{256 << 20, 256<<20 - 64<<20}, // 64 MiB below
+func TestLimitThresholds(t *testing.T) {
+	for _, tc := range []struct {
+		l                       Limit
+		trigger, firm, critical int64
+	}{
+		{Limit{Kind: AddressSpace, Bytes: 4 << 30}, 4<<30 - 4<<30/10, 4<<30 - 128<<20, 4<<30 - 64<<20},
+		{Limit{Kind: AddressSpace, Bytes: 1 << 30}, 1<<30 - 128<<20, 1<<30 - 128<<20, 1<<30 - 64<<20},
+		{Limit{Kind: Cgroup, Bytes: 1 << 30}, 1<<30 - 1<<30/10, 1<<30 - 32<<20, 1<<30 - 16<<20},
+		{Limit{Kind: Cgroup, Bytes: 256 << 20}, 256<<20 - 32<<20, 256<<20 - 32<<20, 256<<20 - 16<<20},
 	} {
-		if got := (Limit{Bytes: tc.bytes}).trigger(); got != tc.trigger {
-			t.Errorf("Limit{Bytes: %d}.trigger() = %d; want %d", tc.bytes, got, tc.trigger)
+		if tr, f, c := tc.l.trigger(), tc.l.firm(), tc.l.critical(); tr != tc.trigger || f != tc.firm || c != tc.critical {
+			t.Errorf("%v: trigger, firm, critical = %d, %d, %d; want %d, %d, %d", tc.l, tr, f, c, tc.trigger, tc.firm, tc.critical)
 		}
 	}
 }
@@ -94,12 +99,14 @@ func TestWatchNoLimits(t *testing.T) {
 }
 
 func TestWatchFires(t *testing.T) {
-	s, set := fakeVM(t, 1000<<20, 1<<30)
+	const limit = 4 << 30 // trigger 3686.4 MiB, firm 3968 MiB, critical 4032 MiB
+	s, set := fakeVM(t, 3900<<20, limit)
 	ls, err := s.Limits()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var exceeded, critical []*ExceededError
+	gcs := numGC()
 	w, err := s.Watch(ls, Options{Every: never, Hint: "try less",
 		Exceeded: func(e *ExceededError) { exceeded = append(exceeded, e) },
 		Critical: func(e *ExceededError) { critical = append(critical, e) },
@@ -108,32 +115,37 @@ func TestWatchFires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	// 1000 MiB is over the trigger (921.6 MiB) by more than this test
-	// process's Go heap could have free: Watch's first sample fires.
+	// 3900 MiB is over the trigger by more than this test process's Go
+	// heap could have free: Watch's first sample runs a GC and fires.
 	if len(exceeded) != 1 {
 		t.Fatalf("Exceeded called %d times after Watch; want 1", len(exceeded))
+	}
+	if numGC() == gcs {
+		t.Errorf("no GC before firing over the trigger; want one")
 	}
 	var e *ExceededError
 	if err := w.Err(); !errors.As(err, &e) || e != exceeded[0] {
 		t.Fatalf("Err() = %v; want the error given to Exceeded", err)
 	}
-	if e.Limit.Kind != AddressSpace || e.Limit.Bytes != 1<<30 || e.Needed < ls[0].trigger() || e.Needed > 1000<<20 || e.Hint != "try less" {
-		t.Errorf("Err() = %+v; want RLIMIT_AS 1 GiB, needed in [trigger, 1000 MiB], hint %q", e, "try less")
+	if e.Limit.Kind != AddressSpace || e.Limit.Bytes != limit || e.Needed < ls[0].trigger() || e.Needed > 3900<<20 || e.Hint != "try less" {
+		t.Errorf("Err() = %+v; want RLIMIT_AS 4 GiB, needed in [trigger, 3900 MiB], hint %q", e, "try less")
 	}
+	set(4000 << 20)
 	w.sample()
 	if len(exceeded) != 1 || len(critical) != 0 {
-		t.Errorf("another sample at 1000 MiB: Exceeded %d, Critical %d calls; want 1, 0", len(exceeded), len(critical))
+		t.Errorf("another sample at 4000 MiB: Exceeded %d, Critical %d calls; want 1, 0", len(exceeded), len(critical))
 	}
-	set(1020 << 20) // within 16 MiB of the limit
+	set(4040 << 20) // within 64 MiB of the limit
 	w.sample()
 	w.sample()
 	if len(exceeded) != 1 || len(critical) != 1 || critical[0] != e {
-		t.Errorf("samples at 1020 MiB: Exceeded %d, Critical %d calls; want 1, 1 with the same error", len(exceeded), len(critical))
+		t.Errorf("samples at 4040 MiB: Exceeded %d, Critical %d calls; want 1, 1 with the same error", len(exceeded), len(critical))
 	}
 }
 
-func TestWatchCriticalFiresAtOnce(t *testing.T) {
-	s, _ := fakeVM(t, 1020<<20, 1<<30)
+// Within two margins of the limit the watchdog fires without a GC.
+func TestWatchFirm(t *testing.T) {
+	s, _ := fakeVM(t, 4000<<20, 4<<30)
 	ls, err := s.Limits()
 	if err != nil {
 		t.Fatal(err)
@@ -145,16 +157,16 @@ func TestWatchCriticalFiresAtOnce(t *testing.T) {
 	}
 	defer w.Stop()
 	var e *ExceededError
-	if !errors.As(w.Err(), &e) || e.Needed != 1020<<20 {
-		t.Errorf("Err() = %v; want needed 1020 MiB", w.Err())
+	if !errors.As(w.Err(), &e) || e.Needed != 4000<<20 {
+		t.Errorf("Err() = %v; want needed 4000 MiB", w.Err())
 	}
 	if numGC() != gcs {
-		t.Errorf("the watchdog ran a GC within 16 MiB of the limit; want none (no time)")
+		t.Errorf("the watchdog ran a GC within two margins of the limit; want none")
 	}
 }
 
 func TestWatchBelowTrigger(t *testing.T) {
-	s, _ := fakeVM(t, 900<<20, 1<<30)
+	s, _ := fakeVM(t, 3600<<20, 4<<30)
 	ls, err := s.Limits()
 	if err != nil {
 		t.Fatal(err)
@@ -179,8 +191,8 @@ func TestWatchBelowTrigger(t *testing.T) {
 // Over the trigger by less than the garbage the Go heap holds: the
 // watchdog's GC finds it, and does not fire.
 func TestWatchGarbage(t *testing.T) {
-	const limit = 1 << 30
-	trig := Limit{Bytes: limit}.trigger()
+	const limit = 4 << 30
+	trig := Limit{Kind: AddressSpace, Bytes: limit}.trigger()
 	s, set := fakeVM(t, 500<<20, limit)
 	ls, err := s.Limits()
 	if err != nil {
@@ -228,7 +240,7 @@ func TestWatchGoLimit(t *testing.T) {
 		t.Skipf("a Go memory limit is set (%d, GOMEMLIMIT=%q)", prev, os.Getenv("GOMEMLIMIT"))
 	}
 	const limit = 1 << 30
-	trig := Limit{Bytes: limit}.trigger()
+	trig := Limit{Kind: AddressSpace, Bytes: limit}.trigger()
 	s, set := fakeVM(t, 600<<20, limit)
 	ls, err := s.Limits()
 	if err != nil {
