@@ -416,7 +416,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case rankOf != "" && os.Getenv(envReportProgress) != "":
 		stop = reportProgress(stderr, obs.progress)
 	}
+	ctx, mem := watchMemory(ctx, stderr) // at the memory limit: one line, not the runtime's crash
+	defer mem.stop()
 	res, err := runJob(ctx, spec, obs)
+	err = mem.jobErr(err)
 	if stop != nil {
 		stop()
 	}

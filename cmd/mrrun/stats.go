@@ -16,6 +16,9 @@ type statsJSON struct {
 	Phases       phasesJSON      `json:"phases_s"`
 	WallS        float64         `json:"wall_s"`
 	PerRank      []rankStatsJSON `json:"per_rank"`
+	// The effective memory limit of the root's process (see memlimit).
+	MemoryLimit      string `json:"memory_limit,omitempty"`
+	MemoryLimitBytes int64  `json:"memory_limit_bytes,omitempty"`
 }
 
 // phasesJSON are the phase times of the slowest rank in each phase, in
@@ -50,6 +53,7 @@ func (s jobStats) toJSON() statsJSON {
 	if out.RanksPerNode == 0 {
 		out.RanksPerNode = s.Ranks
 	}
+	out.MemoryLimit, out.MemoryLimitBytes = memoryLimit()
 	for i, r := range s.PerRank {
 		p := phases(r)
 		out.Phases.Map = max(out.Phases.Map, p.Map)
@@ -95,6 +99,9 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 	fmt.Fprintf(w, "stats: transport %s, %d ranks, %d per node, wall %s\n", j.Transport, j.Ranks, j.RanksPerNode, sec(j.WallS))
 	fmt.Fprintf(w, "phases (slowest rank): map %s, combine %s, exchange %s, reduce %s\n",
 		sec(j.Phases.Map), sec(j.Phases.Combine), sec(j.Phases.Exchange), sec(j.Phases.Reduce))
+	if j.MemoryLimit != "" {
+		fmt.Fprintf(w, "memory limit: %s\n", j.MemoryLimit)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tpairs emitted\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\texchange\t")
 	for _, r := range j.PerRank {
