@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas/transport"
+	"golang.org/x/sys/unix"
 )
 
 // Launch runs a job of opts.Ranks processes on this host, each running
@@ -27,14 +29,19 @@ import (
 // others' blocking calls return an error naming it within a few tens of
 // milliseconds, and whatever has not exited KillGrace later is killed.
 // Cancelling ctx fails the job the same way (as "stopped by its
-// launcher"), and sends SIGINT to the ranks. The ranks are started with
+// launcher"), and sends SIGINT to the ranks. A rank whose process stays
+// stopped (SIGSTOP, SIGTSTP ...) is reported through opts.Notice within a
+// few seconds, and again if it is continued; if it is not continued within
+// opts.StopGrace, it fails the job as a dead rank does and is killed at
+// once. The ranks are started with
 // SIGKILL as their parent-death signal, so that they die with the
 // launcher. The file is removed when Launch returns, whatever happened.
 //
 // Launch returns nil if every rank exited with status 0 and the job did
 // not fail; an error wrapping ctx.Err() if ctx was cancelled; otherwise an
 // error wrapping a *transport.RankFailedError naming the rank that failed
-// first, whose Cause is an *ExitError.
+// first, whose Cause is an *ExitError (with Stopped set for a rank that
+// stayed stopped).
 func Launch(ctx context.Context, opts LaunchOptions) error {
 	if err := opts.Validate(); err != nil {
 		return err
@@ -44,6 +51,9 @@ func Launch(ctx context.Context, opts LaunchOptions) error {
 	}
 	if opts.KillGrace == 0 {
 		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = DefaultStopGrace
 	}
 	if opts.JobID == "" {
 		opts.JobID = strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -126,6 +136,10 @@ func (l *launch) run(ctx context.Context) error {
 	var mu sync.Mutex
 	stdout := output(l.opts.Stdout, os.Stdout, &mu)
 	stderr := output(l.opts.Stderr, os.Stderr, &mu)
+	notice := l.opts.Notice
+	if notice == nil {
+		notice = func(msg string) { io.WriteString(stderr, "shm: "+msg+"\n") }
+	}
 	running := make(map[int]bool, l.opts.Ranks)
 	for r := range l.opts.Ranks {
 		cmd := exec.Command(l.opts.Argv[0], l.opts.Argv[1:]...)
@@ -160,6 +174,8 @@ func (l *launch) run(ctx context.Context) error {
 	}
 
 	exited := make(map[int]*ExitError, l.opts.Ranks)
+	stops := make(map[int]*stop)       // ranks seen stopped, not yet continued
+	gaveUp := make(map[int]*ExitError) // ranks killed for staying stopped
 	var grace <-chan time.Time
 	startGrace := func() {
 		if grace == nil {
@@ -168,18 +184,30 @@ func (l *launch) run(ctx context.Context) error {
 	}
 	done := ctx.Done()
 	// A failure recorded by a rank that has not exited (yet) also starts
-	// the grace period.
+	// the grace period; so does a rank stopped for longer than StopGrace.
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for len(running) > 0 {
 		select {
-		case <-tick.C:
+		case now := <-tick.C:
 			if who, _, _ := l.m.failure(); who != 0 {
+				startGrace()
+			}
+			for _, r := range l.checkStops(running, stops, now, notice) {
+				ee := &ExitError{Rank: r, PID: l.cmds[r].Process.Pid, Code: -1, Stopped: true,
+					Status: fmt.Sprintf("stopped and not continued within %v", l.opts.StopGrace)}
+				gaveUp[r] = ee
+				l.m.claimFailure(int64(r)+2, kindDied, ee.Error())
+				l.cmds[r].Process.Kill() // SIGKILL ends a stopped process too
 				startGrace()
 			}
 		case x := <-l.exits:
 			delete(running, x.rank)
+			delete(stops, x.rank)
 			ee := l.describe(x)
+			if g := gaveUp[x.rank]; g != nil {
+				ee = g // "signal: killed" is the launcher's doing
+			}
 			exited[x.rank] = ee
 			if ee.Code == 0 && l.m.rankWord(x.rank, rOpen).Load() != 0 {
 				// pgas.Run closes its endpoint before it returns: this
@@ -232,6 +260,81 @@ func (l *launch) run(ctx context.Context) error {
 		err = errors.Join(err, ctx.Err())
 	}
 	return err
+}
+
+// stop is what the launcher knows of a rank it saw stop.
+type stop struct {
+	since   time.Time // when the launcher saw the stop
+	noticed bool      // whether the user was told
+}
+
+// noticeDelay is how long a rank stays stopped before the launcher says
+// so: a rank stopped for a moment (by a debugger, or by the Ctrl-Z that
+// also stops the launcher, which sees the stop just before its own) is
+// not worth a line.
+const noticeDelay = time.Second
+
+// Values of si_code for SIGCHLD (CLD_* in <signal.h>).
+const (
+	cldStopped   = 5
+	cldContinued = 6
+)
+
+// checkStops polls every running rank for a stop or a continue, tells the
+// user of stops that last and of the continuation of those, and returns
+// the ranks stopped for longer than StopGrace, which it forgets.
+func (l *launch) checkStops(running map[int]bool, stops map[int]*stop, now time.Time, notice func(string)) []int {
+	for r := range running {
+		pid := l.cmds[r].Process.Pid
+		switch stopEvent(pid) {
+		case cldStopped:
+			if stops[r] == nil {
+				stops[r] = &stop{since: now}
+			}
+		case cldContinued:
+			if s := stops[r]; s != nil && s.noticed {
+				notice(fmt.Sprintf("rank %d (pid %d) was continued; the job goes on", r, pid))
+			}
+			delete(stops, r)
+		}
+	}
+	grace := l.opts.StopGrace
+	after := noticeDelay
+	if grace >= 0 {
+		after = min(after, grace)
+	}
+	var overdue []int
+	for r, s := range stops {
+		pid := l.cmds[r].Process.Pid
+		if !s.noticed && now.Sub(s.since) >= after {
+			s.noticed = true
+			then := "the job waits for it"
+			if grace >= 0 {
+				then = fmt.Sprintf("the job fails if it stays stopped for %v", grace)
+			}
+			notice(fmt.Sprintf("rank %d (pid %d) is stopped; %s (kill -CONT %d continues it)", r, pid, then, pid))
+		}
+		if grace >= 0 && now.Sub(s.since) >= grace {
+			overdue = append(overdue, r)
+			delete(stops, r)
+		}
+	}
+	slices.Sort(overdue)
+	return overdue
+}
+
+// stopEvent reports the stop (cldStopped) or continuation (cldContinued)
+// of child pid since the last call, or 0. It consumes no exit: cmd.Wait
+// still gets that. (A pid is polled only until the launcher hears of its
+// exit; until then the pid is not reused, or only in the moment between
+// cmd.Wait reaping it and the launcher hearing of it.)
+func stopEvent(pid int) int32 {
+	var info unix.Siginfo // zero: no event, if none is reported
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG, nil)
+	if err != nil || info.Signo != int32(unix.SIGCHLD) {
+		return 0
+	}
+	return info.Code
 }
 
 func (l *launch) killAll(running map[int]bool) {

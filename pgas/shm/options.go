@@ -24,6 +24,8 @@ const (
 	DefaultSegmentBytes = 16 << 20
 	// DefaultKillGrace is LaunchOptions.KillGrace when it is zero.
 	DefaultKillGrace = 3 * time.Second
+	// DefaultStopGrace is LaunchOptions.StopGrace when it is zero.
+	DefaultStopGrace = 30 * time.Second
 )
 
 // Prefix starts the name of every segment file this package makes in
@@ -71,6 +73,22 @@ type LaunchOptions struct {
 	// ctx is cancelled, for the other ranks to exit before it kills them
 	// with SIGKILL. Zero means DefaultKillGrace.
 	KillGrace time.Duration
+	// StopGrace is how long a rank's process may stay stopped (by SIGSTOP,
+	// SIGTSTP, SIGTTIN or SIGTTOU) before Launch fails the job, as if the
+	// rank had died, and kills it: the other ranks would wait for it in
+	// their next barrier until their time-out. Zero means
+	// DefaultStopGrace; a negative value means waiting for as long as it
+	// takes.
+	StopGrace time.Duration
+	// Notice, if not nil, is called with what Launch has to say to the
+	// user while the job runs, one line without a newline: that a rank is
+	// stopped ("rank 2 (pid 4242) is stopped; the job fails if it stays
+	// stopped for 30s (kill -CONT 4242 continues it)"), which it says
+	// within a few seconds of the stop, and that it was continued. It
+	// is called from Launch's goroutine, one call at a time, while the
+	// ranks may be writing to Stderr. Nil means writing each line to
+	// Stderr, prefixed with "shm: ".
+	Notice func(msg string)
 	// Started, if not nil, is called with each rank's process id as it
 	// starts.
 	Started func(rank, pid int)
@@ -116,17 +134,26 @@ func validJobID(id string) error {
 type ExitError struct {
 	Rank, PID int
 	// Status is how the process ended, as os.ProcessState says it ("exit
-	// status 1", "signal: killed"), or why it did not start.
+	// status 1", "signal: killed"), or why it did not start, or, if
+	// Stopped, "stopped and not continued within <StopGrace>".
 	Status string
 	// Code is the exit code, or -1 if the process died by a signal.
 	Code int
 	// Reason is the failure the job recorded for this rank, if any: the
 	// text of the rank's error.
 	Reason string
+	// Stopped reports that the process stayed stopped for longer than
+	// LaunchOptions.StopGrace and Launch killed it. The error then reads
+	// "rank 2 (pid 4242) stopped and not continued within 30s": the rank
+	// and pid are what the user looks for.
+	Stopped bool
 }
 
 func (e *ExitError) Error() string {
 	s := fmt.Sprintf("process %d %s", e.PID, e.Status)
+	if e.Stopped {
+		s = fmt.Sprintf("rank %d (pid %d) %s", e.Rank, e.PID, e.Status)
+	}
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}
