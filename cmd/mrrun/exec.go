@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/pgasmr/pgasmr/pgas/shm"
@@ -28,6 +29,7 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	np := fs.Int("np", runtime.NumCPU(), "number of ranks (processes)")
 	tr := fs.String("transport", "shm", "how the ranks communicate: shm")
 	seg := fs.String("segment-bytes", "16MiB", "shared segment capacity per rank (k, MB, MiB, ... suffixes)")
+	stopGrace := fs.Duration("stop-grace", defaultStopGrace, stopGraceHelp)
 	fs.SetInterspersed(false)
 	if err := parseFlags(fs, args, stdout, execHelp); err != nil {
 		return err
@@ -42,15 +44,28 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil || segBytes <= 0 || segBytes%8 != 0 {
 		return usagef("exec: --segment-bytes %s: want a positive multiple of 8 bytes", *seg)
 	}
+	if err := checkStopGrace(*stopGrace); err != nil {
+		return err
+	}
 	prog := fs.Args()
 	if len(prog) == 0 {
 		return usagef("exec: no program given (usage: mrrun exec -np N -- PROGRAM [ARGS...])")
 	}
-	err = shm.Launch(ctx, shm.LaunchOptions{Ranks: *np, Argv: prog, Stdout: stdout, Stderr: stderr, SegmentBytes: segBytes})
+	if _, ok := stderr.(*os.File); !ok {
+		// The ranks' output is copied to it while notices are written.
+		stderr = &syncWriter{w: stderr}
+	}
+	err = shm.Launch(ctx, shm.LaunchOptions{Ranks: *np, Argv: prog, Stdout: stdout, Stderr: stderr, SegmentBytes: segBytes,
+		StopGrace: *stopGrace,
+		Notice:    func(msg string) { fmt.Fprintf(stderr, "mrrun: %s\n", msg) },
+	})
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
 	var ee *shm.ExitError
+	if errors.As(err, &ee) && ee.Stopped {
+		return fmt.Errorf("%s: %w", prog[0], ee)
+	}
 	if errors.As(err, &ee) && ee.Reason != "" {
 		return fmt.Errorf("%s: rank %d failed: %s", prog[0], ee.Rank, ee.Reason)
 	}

@@ -52,10 +52,12 @@ func initRank() {
 // (the same command line, so each rank parses the same flags) on the shm
 // transport, and turns the outcome into one error line: the failed rank's
 // own error as it recorded it, or as its process printed it, or how the
-// process died. The ranks' stdout is this process's stdout (only the
-// root's writes the result); their stderr is passed through except their
-// error lines, which the launcher summarises.
-func launchRanks(ctx context.Context, n int, args []string, stdout, stderr io.Writer, bar *mr.Progress) error {
+// process died, or that it stayed stopped for longer than stopGrace. The
+// ranks' stdout is this process's stdout (only the root's writes the
+// result); their stderr is passed through except their error lines, which
+// the launcher summarises. The launcher's notices (a rank is stopped, or
+// continued) are "mrrun: " lines on stderr.
+func launchRanks(ctx context.Context, n int, stopGrace time.Duration, args []string, stdout, stderr io.Writer, bar *mr.Progress) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("--transport shm: finding this program to start its ranks: %w", err)
@@ -66,11 +68,13 @@ func launchRanks(ctx context.Context, n int, args []string, stdout, stderr io.Wr
 		env = append(env, envReportProgress+"=1")
 	}
 	err = shm.Launch(ctx, shm.LaunchOptions{
-		Ranks:  n,
-		Argv:   append([]string{exe}, args...),
-		Env:    env,
-		Stdout: stdout,
-		Stderr: errLines,
+		Ranks:     n,
+		Argv:      append([]string{exe}, args...),
+		Env:       env,
+		Stdout:    stdout,
+		Stderr:    errLines,
+		StopGrace: stopGrace,
+		Notice:    errLines.notice,
 	})
 	errLines.flush()
 	if err == nil || ctx.Err() != nil {
@@ -79,6 +83,9 @@ func launchRanks(ctx context.Context, n int, args []string, stdout, stderr io.Wr
 	var ee *shm.ExitError
 	if !errors.As(err, &ee) {
 		return err
+	}
+	if ee.Stopped {
+		return ee // "rank N (pid P) stopped and not continued within 30s"
 	}
 	if line, ok := errLines.lines[ee.Rank]; ok {
 		return errors.New(line + errLines.same(ee.Rank)) // the rank's own "rank N: ..." line
@@ -114,6 +121,18 @@ func (s *rankStderr) Write(p []byte) (int, error) {
 		s.buf = s.buf[i+1:]
 	}
 	return len(p), nil
+}
+
+// notice writes a notice of the launcher as an mrrun line, over the
+// progress bar if there is one (the bar is drawn again below it).
+func (s *rankStderr) notice(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := ""
+	if s.bar != nil {
+		start = clearLine
+	}
+	io.WriteString(s.w, start+"mrrun: "+msg+"\n")
 }
 
 func (s *rankStderr) line(l string) {
@@ -169,6 +188,33 @@ func (s *rankStderr) flush() {
 		s.line(string(s.buf))
 		s.buf = nil
 	}
+}
+
+// checkStopGrace checks the value of --stop-grace: zero would mean the
+// default to shm.Launch, which is not what it says.
+func checkStopGrace(d time.Duration) error {
+	if d == 0 {
+		return usagef("--stop-grace 0: want a positive duration, or a negative one to wait for a stopped rank for ever")
+	}
+	return nil
+}
+
+// --stop-grace's default and help.
+const (
+	defaultStopGrace = shm.DefaultStopGrace
+	stopGraceHelp    = "fail the job when a rank process stays stopped (SIGSTOP) this long; negative: wait for ever"
+)
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // A rank process started by a launcher that draws the progress bar

@@ -201,6 +201,7 @@ type runFlags struct {
 	threshold                     float64
 	noCollectives, stats, quiet   bool
 	compress                      bool
+	stopGrace                     time.Duration
 	progress, version, skipUnread bool
 }
 
@@ -208,6 +209,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.np, "np", runtime.NumCPU(), "number of ranks (mpirun's -np N works too)")
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
+	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
 	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
 	fs.Float64Var(&f.threshold, "threshold", 0, "best-fit's threshold on the load difference, in bytes")
 	fs.StringVar(&f.mapMode, "map", "", "element or array (default: the app's fast path, array except for spamcount)")
@@ -259,6 +261,12 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 			return s, usagef("--transport %s is not available in this build (have: %s)", f.transport, strings.Join(transports, ", "))
 		}
 		return s, usagef("--transport %q: unknown (want %s)", f.transport, strings.Join(transports, ", "))
+	}
+	if fs.Changed("stop-grace") && f.transport != "shm" {
+		return s, usagef("--stop-grace applies to --transport shm only")
+	}
+	if err := checkStopGrace(f.stopGrace); err != nil {
+		return s, err
 	}
 	if f.root < 0 || f.root >= f.np && (f.transport != "mpi" || fs.Changed("np")) {
 		return s, usagef("--root %d is not a rank (ranks are 0 to %d)", f.root, f.np-1)
@@ -382,7 +390,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			defer stop()
 			stdout = &stopOnWrite{w: stdout, stop: stop} // the bar goes before the result comes
 		}
-		return launchRanks(ctx, spec.ranks, args, stdout, stderr, bar)
+		return launchRanks(ctx, spec.ranks, f.stopGrace, args, stdout, stderr, bar)
 	}
 	if rankOf != "" {
 		// A rank process: profiles are per rank.
