@@ -8,6 +8,8 @@ import (
 	"os"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pgasmr/pgasmr/mr"
 )
 
 //go:embed words.txt
@@ -75,6 +77,11 @@ func isToken(w string) bool {
 func loadWords(o Options) ([]string, error) {
 	if o.WordsFile == "" {
 		return DefaultWords(), nil
+	}
+	// A FIFO or device would block the open or never end: refuse it
+	// before opening, as every input path does.
+	if _, err := mr.StatRegular(o.WordsFile); err != nil {
+		return nil, fmt.Errorf("spamcount: %w", err)
 	}
 	data, err := os.ReadFile(o.WordsFile)
 	if err != nil {

@@ -100,6 +100,16 @@ func TestFIFOInput(t *testing.T) {
 	if r.stdout != want || r.stderr != "wordcount: skipped unreadable "+fifo+": a named pipe (FIFO), not a regular file\n" {
 		t.Errorf("--skip-unreadable with a FIFO: stdout differs: %v; stderr %q", r.stdout != want, r.stderr)
 	}
+	// spamcount's --words file is refused the same way: before, every
+	// rank blocked in its open.
+	sc := testInput(t, "spamcount")
+	for _, args := range [][]string{
+		{"--baseline", "seq", "--words", fifo, "spamcount", sc},
+		{"-np", "2", "--words", fifo, "spamcount", sc},
+	} {
+		r := mrrunWithin(t, limit, args...).want(t, 1)
+		checkOneLine(t, args, r.stderr, "spamcount: "+fifo+": a named pipe (FIFO), not a regular file")
+	}
 }
 
 // TestFIFOInDirectory: inside a directory given as an input, FIFOs and

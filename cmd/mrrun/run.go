@@ -59,6 +59,11 @@ type rankStats struct {
 // transports lists the transports this build has.
 var transports = []string{"inproc", "shm", "mpi"}
 
+// rankStallHook, when set (only in a binary built with the tag
+// mrrun_stallhook, for the interrupt tests), runs on every rank before its
+// job: it stands for a read that no context can cancel.
+var rankStallHook func()
+
 // runJob runs spec and returns the result: in this process for inproc and
 // the baselines, or this process's rank when a launcher started it as one
 // (then only the root's process gets a result; the others get nil).
@@ -122,6 +127,9 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		var js mr.JobStats
 		if obs.stats != nil {
 			ctx = mr.WithStats(ctx, &js)
+		}
+		if rankStallHook != nil {
+			rankStallHook()
 		}
 		out, err := a.run(ctx, r, spec.inputs, spec.opts)
 		if err != nil {

@@ -243,29 +243,46 @@ func blockedIn(pid int, nr uintptr) bool {
 	return false
 }
 
-// startStalled starts mrrun with args, whose --words FILE is a FIFO that
-// no one writes: every rank blocks in open(2), deaf to its context (the
-// words file, unlike the inputs, is not checked before it is opened). It
+var (
+	stallOnce sync.Once
+	stallBin  string
+	stallErr  error
+)
+
+// stallMrrun returns an mrrun binary built with the tag mrrun_stallhook:
+// every rank of its jobs blocks in read(2) on a pipe no one writes, deaf
+// to its context (stallhook.go).
+func stallMrrun(t *testing.T) string {
+	t.Helper()
+	stallOnce.Do(func() {
+		stallBin = filepath.Join(filepath.Dir(binPath), "mrrun-stall")
+		out, err := exec.Command("go", "build", "-tags", "mrrun_stallhook", "-o", stallBin, ".").CombinedOutput()
+		if err != nil {
+			stallErr = fmt.Errorf("building mrrun -tags mrrun_stallhook: %v\n%s", err, out)
+		}
+	})
+	if stallErr != nil {
+		t.Fatal(stallErr)
+	}
+	return stallBin
+}
+
+// startStalled starts the stalling mrrun (stallMrrun) with args and
 // returns once every process named by procs (the launcher's pid gives the
-// pids to watch) is blocked there, or skips the test if mrrun refuses the
-// FIFO instead.
+// pids to watch) has a thread blocked in read(2).
 func startStalled(t *testing.T, procs func(pid int) []int, args ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(stallMrrun(t), args...)
 	stderr := new(lockedBuffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if strings.Contains(stderr.String(), "not a regular file") {
-			cmd.Wait()
-			t.Skipf("mrrun refuses a FIFO as --words now (%q): no stalled open left to interrupt in the binary; TestRunWithDeadline covers the forced exit", stderr.String())
-		}
 		ps := procs(cmd.Process.Pid)
 		n := 0
 		for _, p := range ps {
-			if blockedIn(p, syscall.SYS_OPENAT) {
+			if blockedIn(p, syscall.SYS_READ) {
 				n++
 			}
 		}
@@ -279,12 +296,12 @@ func startStalled(t *testing.T, procs func(pid int) []int, args ...string) (*exe
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("mrrun not blocked in open after 30 s (stderr %q)", stderr.String())
+			t.Fatalf("mrrun not blocked in read after 30 s (stderr %q)", stderr.String())
 		}
 	}
 }
 
-// TestInterruptStalled: a real mrrun whose ranks are blocked in open(2)
+// TestInterruptStalled: a real mrrun whose ranks are blocked in read(2)
 // ends within about a second of SIGINT or SIGTERM with status 130, one
 // line "mrrun: interrupted", and no -o file; under --transport shm the
 // ranks' processes and the job's segment are gone too.
@@ -308,9 +325,8 @@ func TestInterruptStalled(t *testing.T) {
 		for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 			t.Run(c.name+"/"+s.String(), func(t *testing.T) {
 				dir := t.TempDir()
-				words := mkfifo(t, filepath.Join(dir, "words.txt"))
 				out := filepath.Join(dir, "out.tsv")
-				args := append(append([]string{}, c.transport...), "-np", "2", "-q", "-o", out, "--words", words, "spamcount", in)
+				args := append(append([]string{}, c.transport...), "-np", "2", "-q", "-o", out, "spamcount", in)
 				cmd, stderr := startStalled(t, c.procs, args...)
 				kids := children(cmd.Process.Pid)
 				if err := cmd.Process.Signal(s); err != nil {
@@ -324,8 +340,8 @@ func TestInterruptStalled(t *testing.T) {
 				if took > interruptGrace+time.Second {
 					t.Errorf("took %v to stop after %v, want about %v", took, s, interruptGrace)
 				}
-				if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != "words.txt" {
-					t.Errorf("%s holds %v; want only the FIFO", dir, ents)
+				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+					t.Errorf("%s holds %v; want nothing", dir, ents)
 				}
 				if c.transport != nil {
 					checkNothingLeft(t, cmd.Process.Pid, kids)
@@ -336,18 +352,16 @@ func TestInterruptStalled(t *testing.T) {
 }
 
 // TestShmSecondSignal: a second signal ends the launcher at once; its
-// ranks, blocked in open, die with it (they run with SIGKILL as their
+// ranks, blocked in read, die with it (they run with SIGKILL as their
 // parent-death signal). The job's segment, which the launcher had no time
 // to remove, is stale and goes at the next launch (CleanStale).
 func TestShmSecondSignal(t *testing.T) {
-	dir := t.TempDir()
-	words := mkfifo(t, filepath.Join(dir, "words.txt"))
 	cmd, stderr := startStalled(t, func(pid int) []int {
 		if kids := children(pid); len(kids) == 2 {
 			return kids
 		}
 		return nil
-	}, "--transport", "shm", "-np", "2", "-q", "--words", words, "spamcount", testInput(t, "spamcount"))
+	}, "--transport", "shm", "-np", "2", "-q", "spamcount", testInput(t, "spamcount"))
 	kids := children(cmd.Process.Pid)
 	cmd.Process.Signal(os.Interrupt)
 	time.Sleep(50 * time.Millisecond) // well within the ranks' own grace
