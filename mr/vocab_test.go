@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/mr"
@@ -17,11 +20,33 @@ import (
 // nearly distinct keys moves records many times the collectives' staging
 // area (and, gathered, more than a default 16 MiB segment) on default
 // settings, and every mode gives the oracle's keys and values in order.
+//
+// PGASMR_VOCAB_MB (comma-separated megabytes of 9-byte tokens, as in
+// cmd/mrrun's TestLargeVocabulary) runs larger inputs instead; build
+// without -race for them:
+//
+//	PGASMR_VOCAB_MB=5,50,200 go test -run TestKeepAllLargeVocabulary -timeout 2h ./mr
 func TestKeepAllLargeVocabulary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large vocabulary")
 	}
-	const n = 300_000
+	sizes := []int{300_000}
+	if s := os.Getenv("PGASMR_VOCAB_MB"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			mb, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || mb <= 0 {
+				t.Fatalf("PGASMR_VOCAB_MB=%q: %q is not a positive number of megabytes", s, f)
+			}
+			sizes = append(sizes, mb<<20/9)
+		}
+	}
+	for _, n := range sizes {
+		t.Run(fmt.Sprintf("%dkeys", n), func(t *testing.T) { keepAllLargeVocabulary(t, n) })
+	}
+}
+
+func keepAllLargeVocabulary(t *testing.T, n int) {
 	rng := rand.New(rand.NewPCG(19, 11))
 	toks := make([]string, n)
 	for i := range toks {
@@ -48,6 +73,7 @@ func TestKeepAllLargeVocabulary(t *testing.T) {
 	want := digest(keys, func(i int) []int64 { return occ[keys[i]] })
 
 	for _, c := range []config{
+		{ranks: 1, gather: reduce.GatherRoot},
 		{ranks: 2, gather: reduce.GatherRoot, transfer: reduce.ElementByElement},
 		{ranks: 8, gather: reduce.GatherRoot},
 		{ranks: 8, gather: reduce.GatherPartitioned, merge: true},
