@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
@@ -90,11 +89,10 @@ func BenchmarkHistogram(b *testing.B) {
 				// The array-based fast path: count this rank's share of
 				// the pixels locally, emit one combined pair per value
 				// (BenchmarkEmit measures per-pixel emission).
-				if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(px), func(ctx context.Context, r *pgas.Rank, in mr.Input[[]byte], emit func(uint16, int64)) error {
+				if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(px), func(ctx context.Context, s mr.Share[[]byte], emit func(uint16, int64)) error {
 					var h [768]int64
-					lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
-					for i := lo; i < hi; i++ {
-						c, _ := in.At(ctx, i)
+					for i := range s.Elements() {
+						c, _ := s.Input.At(ctx, i)
 						for j := 0; j+2 < len(c); j += 3 {
 							h[c[j]]++
 							h[256+int(c[j+1])]++
@@ -133,10 +131,10 @@ func BenchmarkEmit(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(px), func(ctx context.Context, r *pgas.Rank, in mr.Input[[]byte], emit func(uint16, int64)) error {
+			if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(px), func(ctx context.Context, s mr.Share[[]byte], emit func(uint16, int64)) error {
 				var h [768]int64
-				for i := range in.Len() {
-					c, _ := in.At(ctx, i)
+				for i := range s.Input.Len() {
+					c, _ := s.Input.At(ctx, i)
 					for j := 0; j+2 < len(c); j += 3 {
 						if inMapper {
 							h[c[j]]++

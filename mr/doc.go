@@ -48,4 +48,20 @@
 //
 // An error or panic in a user function ends the job with an error naming
 // the rank and the input element.
+//
+// # Job options
+//
+// Options holds the settings every job has, whatever its functions: the
+// map mode, the distribution, the gather mode, the root and the transfer.
+// A job declares what its zero fields mean once, as Defaults (whether it
+// has an array map, its gather mode); Resolve applies them, Validate
+// checks them, MapOptions and ReduceOptions turn them into the options of
+// ApplyMap and ApplyReduce (ReduceOptions adds Merge where the gather
+// leaves the pairs spread, so that Root gets the whole result). The
+// applications embed Options in their own options type, and mrrun parses
+// them once. Options print, and parse back, in a one-word form:
+//
+//	o, err := mr.ParseOptions("cyclic+no-collectives+gather-root+root=1")
+//	fmt.Println(o)                     // cyclic+gather-root+no-collectives+root=1
+//	fmt.Println(mr.Options{}.String()) // default
 package mr

@@ -66,10 +66,9 @@ func ExampleApplyMapArray() {
 		if err != nil {
 			return err
 		}
-		if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(data), func(ctx context.Context, r *pgas.Rank, in mr.Input[byte], emit func(byte, int64)) error {
-			lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
-			for i := lo; i < hi; i++ {
-				b, _ := in.At(ctx, i)
+		if _, err := mr.ApplyMapArray(ctx, r, mr.Slice(data), func(ctx context.Context, s mr.Share[byte], emit func(byte, int64)) error {
+			for i := range s.Elements() {
+				b, _ := s.Input.At(ctx, i)
 				emit(b, 1)
 			}
 			return nil
@@ -142,4 +141,22 @@ func ExampleApplyReduce() {
 	// partitioned        rank 0: a=1 and=1 dog=2 the=3
 	// partitioned        rank 1: cat=2
 	// partitioned+merge  rank 0: a=1 and=1 cat=2 dog=2 the=3
+}
+
+// Options print in the one-word form mrrun's --mode takes, and parse back.
+func ExampleParseOptions() {
+	o, err := mr.ParseOptions("root=1+cyclic+gather-root+no-collectives")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(o)
+	fmt.Println(o.Resolve(mr.Defaults{ArrayMap: true}).Map)
+	fmt.Println(mr.Options{}, mr.Options{}.Resolve(mr.Defaults{ArrayMap: true}))
+	_, err = mr.ParseOptions("cyclic+balanced")
+	fmt.Println(err)
+	// Output:
+	// cyclic+gather-root+no-collectives+root=1
+	// element
+	// default array+gather-partitioned
+	// two distributions (cyclic and balanced)
 }

@@ -3,6 +3,7 @@ package mr
 import (
 	"context"
 	"fmt"
+	"iter"
 	"runtime/debug"
 	"time"
 
@@ -15,9 +16,24 @@ import (
 // element and emits pairs.
 type MapFunc[I, K, V any] func(ctx context.Context, in I, emit func(K, V)) error
 
-// ArrayMapFunc is an array-based map function: it gets the rank and the
-// whole input list, picks its own elements, and emits pairs.
-type ArrayMapFunc[I, K, V any] func(ctx context.Context, r *pgas.Rank, in Input[I], emit func(K, V)) error
+// ArrayMapFunc is an array-based map function: it gets its rank's share
+// of the input (the whole list and the plan that deals it), reads its
+// elements as it likes, and emits pairs.
+type ArrayMapFunc[I, K, V any] func(ctx context.Context, s Share[I], emit func(K, V)) error
+
+// Share is what an array-based map gets on its rank: the whole input and
+// the plan ApplyMapArray's options make (block unless they say otherwise),
+// so that the map reads its own elements without rebuilding the
+// distribution.
+type Share[I any] struct {
+	Rank  *pgas.Rank
+	Input Input[I]
+	Plan  *distrib.Plan
+}
+
+// Elements yields the indices of the rank's elements in increasing order
+// (a contiguous range under the block plan).
+func (s Share[I]) Elements() iter.Seq[int64] { return s.Plan.Elements(s.Rank.ID()) }
 
 // ReduceFunc is called once per rank with all the pairs the rank reduces.
 type ReduceFunc[K, V, R any] func(ctx context.Context, p *reduce.Pairs[K, V]) (R, error)
@@ -36,6 +52,7 @@ type mapOpts struct {
 	threshold float64
 	weights   []float64
 	plan      *distrib.Plan
+	finish    any // func(context.Context, func(K, V)) error of the map's K, V
 }
 
 // MapOption configures ApplyMap.
@@ -58,6 +75,28 @@ func WithThreshold(t float64) MapOption { return func(o *mapOpts) { o.threshold 
 // distributions (default: the input's weights if it is a Weighter, else
 // 1 each).
 func WithWeights(w []float64) MapOption { return func(o *mapOpts) { o.weights = w } }
+
+// WithFinish runs finish once on every rank after the rank's last element
+// (on a rank with no element too), with the map's emit, before ApplyMap or
+// ApplyMapArray returns: where a map that combines in a table of its own
+// over the rank's elements emits it. K and V must be the map's.
+func WithFinish[K, V any](finish func(ctx context.Context, emit func(K, V)) error) MapOption {
+	return func(o *mapOpts) { o.finish = finish }
+}
+
+// finishOf returns the map's finish function of o, if any.
+func finishOf[K, V any](o mapOpts) (func(context.Context, func(K, V)) error, error) {
+	if o.finish == nil {
+		return nil, nil
+	}
+	f, ok := o.finish.(func(context.Context, func(K, V)) error)
+	if !ok || f == nil {
+		var k K
+		var v V
+		return nil, fmt.Errorf("mr: WithFinish of %T given to a map that emits (%T, %T)", o.finish, k, v)
+	}
+	return f, nil
+}
 
 // Plan returns the distribution ApplyMap would use for n elements with
 // these options on ranks ranks.
@@ -128,6 +167,10 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 	if err != nil {
 		return MapStats{}, err
 	}
+	finish, err := finishOf[K, V](o)
+	if err != nil {
+		return MapStats{}, err
+	}
 	t0 := time.Now()
 	me := r.ID()
 	ms := MapStats{Plan: p.Kind(), Load: p.Load(me)}
@@ -153,10 +196,32 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 		}
 		ms.Elements++
 	}
+	if err := callFinish(ctx, finish, st); err != nil {
+		return ms, err
+	}
 	ms.Emitted = st.Emitted() - emitted
 	ms.Time = time.Since(t0)
 	statsFrom(ctx).addMap(ms)
 	return ms, nil
+}
+
+// callFinish runs a map's finish function, if any, into st.
+func callFinish[K comparable, V any](ctx context.Context, finish func(context.Context, func(K, V)) error, st *reduce.Store[K, V]) (err error) {
+	if finish == nil {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &MapError{Element: -1, Finish: true, Err: &pgas.PanicError{Value: v, Stack: debug.Stack()}}
+		}
+	}()
+	if err := finish(ctx, st.Emit); err != nil {
+		return &MapError{Element: -1, Finish: true, Err: err}
+	}
+	if err := st.Err(); err != nil {
+		return &MapError{Element: -1, Finish: true, Err: err}
+	}
+	return nil
 }
 
 func callMap[I, K, V any](ctx context.Context, f MapFunc[I, K, V], x I, emit func(K, V)) (err error) {
@@ -168,35 +233,50 @@ func callMap[I, K, V any](ctx context.Context, f MapFunc[I, K, V], x I, emit fun
 	return f(ctx, x, emit)
 }
 
-// ApplyMapArray is collective: it calls f once on this rank with the whole
-// input, and f maps the elements it chooses (distrib.BlockRange gives a
-// contiguous share). Values are ordered by (rank, emit order), which is
-// input order when shares are contiguous in rank order.
-func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f ArrayMapFunc[I, K, V], st *reduce.Store[K, V]) (MapStats, error) {
-	if err := check(ctx, r, "ApplyMapArray", in, ""); err != nil {
+// ApplyMapArray is collective: it calls f once on this rank with its
+// share of the input (the whole list and the plan the options make: block,
+// contiguous shares, unless they say otherwise), and f maps the elements
+// it chooses, normally Share.Elements. Values are ordered by (rank, emit
+// order), which is input order when shares are contiguous in rank order.
+func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f ArrayMapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
+	var o mapOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := check(ctx, r, "ApplyMapArray", in, fmt.Sprintf("dist=%v threshold=%v", o.kind, o.threshold)); err != nil {
+		return MapStats{}, err
+	}
+	p, err := plan(in, r.N(), o)
+	if err != nil {
+		return MapStats{}, err
+	}
+	finish, err := finishOf[K, V](o)
+	if err != nil {
 		return MapStats{}, err
 	}
 	t0 := time.Now()
 	emitted := st.Emitted()
 	st.BeginMap()
 	st.SetTag(int64(r.ID()))
-	err := func() (err error) {
+	err = func() (err error) {
 		defer func() {
 			if v := recover(); v != nil {
 				err = &pgas.PanicError{Value: v, Stack: debug.Stack()}
 			}
 		}()
-		return f(ctx, r, in, st.Emit)
+		return f(ctx, Share[I]{Rank: r, Input: in, Plan: p}, st.Emit)
 	}()
 	if err == nil {
 		err = st.Err()
 	}
-	ms := MapStats{Emitted: st.Emitted() - emitted, Time: time.Since(t0), Plan: distrib.Custom}
-	statsFrom(ctx).addMap(ms)
 	if err != nil {
-		return ms, &MapError{Element: -1, Err: err}
+		err = &MapError{Element: -1, Err: err}
+	} else {
+		err = callFinish(ctx, finish, st)
 	}
-	return ms, nil
+	ms := MapStats{Emitted: st.Emitted() - emitted, Time: time.Since(t0), Plan: p.Kind(), Load: p.Load(r.ID())}
+	statsFrom(ctx).addMap(ms)
+	return ms, err
 }
 
 type redOpts struct{ o reduce.Options }
@@ -276,16 +356,21 @@ func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *
 
 // MapError is the error of a user's map function (or of a store it emitted
 // into), with the input element it was mapping: Element is the element's
-// index for ApplyMap, -1 for ApplyMapArray. The rank is not repeated here:
+// index for ApplyMap, -1 for ApplyMapArray and for the finish function
+// (Finish). The rank is not repeated here:
 // pgas.Run names it. An application whose map errors already name their
 // input (a file and line) may unwrap a MapError to report its own error
 // alone.
 type MapError struct {
 	Element int64
+	Finish  bool // the error is the map's finish function's (WithFinish)
 	Err     error
 }
 
 func (e *MapError) Error() string {
+	if e.Finish {
+		return "mr: map finish: " + e.Err.Error()
+	}
 	if e.Element < 0 {
 		return "mr: array map: " + e.Err.Error()
 	}

@@ -162,10 +162,9 @@ func wordJob(c config, ls []string) func(ctx context.Context, r *pgas.Rank) (mr.
 		}
 		in := mr.WeightedSlice(ls, weights)
 		if c.array {
-			_, err = mr.ApplyMapArray(ctx, r, in, func(ctx context.Context, r *pgas.Rank, in mr.Input[string], emit func(string, int64)) error {
-				lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
-				for i := lo; i < hi; i++ {
-					l, err := in.At(ctx, i)
+			_, err = mr.ApplyMapArray(ctx, r, in, func(ctx context.Context, s mr.Share[string], emit func(string, int64)) error {
+				for i := range s.Elements() {
+					l, err := s.Input.At(ctx, i)
 					if err != nil {
 						return err
 					}
@@ -255,10 +254,9 @@ func histJob(c config, px [][]byte) func(ctx context.Context, r *pgas.Rank) (mr.
 			}
 		}
 		if c.array {
-			_, err = mr.ApplyMapArray(ctx, r, in, func(ctx context.Context, r *pgas.Rank, in mr.Input[[]byte], emit func(uint16, int64)) error {
-				lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
-				for i := lo; i < hi; i++ {
-					chunk, _ := in.At(ctx, i)
+			_, err = mr.ApplyMapArray(ctx, r, in, func(ctx context.Context, s mr.Share[[]byte], emit func(uint16, int64)) error {
+				for i := range s.Elements() {
+					chunk, _ := s.Input.At(ctx, i)
 					count(chunk, emit)
 				}
 				return nil

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pgasmr/pgasmr/apps/internal/apptest"
 	"github.com/pgasmr/pgasmr/pgas"
 )
 
@@ -89,7 +90,7 @@ func BenchmarkJob(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			o := o
-			o.ElementMap = c.element
+			o.Map = apptest.MapMode(c.element)
 			err := pgas.Run(ctx, pgas.Config{Ranks: c.ranks}, func(ctx context.Context, r *pgas.Rank) error {
 				if err := r.Barrier(ctx); err != nil {
 					return err

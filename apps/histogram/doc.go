@@ -27,7 +27,7 @@
 // The array map (the default, the fast path) gives each rank a contiguous
 // share of the chunks, counts them locally into 768 counters and emits one
 // pair per non-zero (channel, value) into an array store. The element map
-// (Options.ElementMap) maps chunk by chunk under any distribution and
+// (Options.Map = mr.MapElement) maps chunk by chunk under any distribution and
 // emits three pairs per pixel, as in seeds/002 fig. 4.2, for comparison.
 // Keys are red values at [0,256), green at [256,512), blue at [512,768).
 //

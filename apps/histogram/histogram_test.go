@@ -12,7 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pgasmr/pgasmr/apps/internal/apptest"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -157,7 +159,7 @@ func runJob(ctx context.Context, c config, files []string, chunk int64) (*Result
 	var got *Result
 	var others int
 	err := pgas.Run(ctx, pgas.Config{Ranks: c.ranks, RanksPerNode: 2}, func(ctx context.Context, r *pgas.Rank) error {
-		res, err := Run(ctx, r, files, Options{Dist: c.dist, Threshold: 64, ElementMap: c.element, Gather: c.gather, Root: c.root, Transfer: c.tr, ChunkBytes: chunk})
+		res, err := Run(ctx, r, files, Options{Options: mr.Options{Dist: c.dist, Threshold: 64, Map: apptest.MapMode(c.element), Gather: c.gather, Root: c.root, Transfer: c.tr}, ChunkBytes: chunk})
 		mu.Lock()
 		defer mu.Unlock()
 		if r.ID() == c.root {
@@ -351,11 +353,12 @@ func TestPNG(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	if err := DefaultOptions().Validate(1); err != nil {
-		t.Errorf("DefaultOptions().Validate(1) = %v", err)
+	if err := DefaultOptions().Validate(); err != nil {
+		t.Errorf("DefaultOptions().Validate() = %v", err)
 	}
-	err := Options{Root: 3, ChunkBytes: -1, Dist: distrib.Custom}.Validate(2)
-	for _, want := range []string{"root 3", "ChunkBytes = -1", "distribution custom"} {
+	o := Options{Options: mr.Options{Root: -3, Dist: distrib.Custom}, ChunkBytes: -1}
+	err := o.Validate()
+	for _, want := range []string{"histogram: root -3", "histogram: ChunkBytes = -1", "histogram: distribution custom"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate = %v; want it to report %q", err, want)
 		}

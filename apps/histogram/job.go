@@ -8,82 +8,53 @@ import (
 	"sync"
 
 	"github.com/pgasmr/pgasmr/apps/internal/joberr"
-	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
-// Options configures a histogram job. The zero value maps with the array
-// fast path and gathers partitioned (then merged on rank 0);
-// DefaultOptions gives the app's defaults.
+// Options configures a histogram job: the job options every MapReduce
+// job has (mr.Options; histogram's defaults are Defaults) and the chunk
+// size. The zero value maps with the array fast path over contiguous
+// shares and gathers to Root; DefaultOptions also sets the chunk size.
+// Whatever the gather mode, Run returns the result on Root only (under
+// GatherAll every rank computes it, but only Root returns it). Dist deals
+// the chunks: to the element map (three pairs per pixel) and, with Map set
+// to mr.MapArray, to the array map, which otherwise takes contiguous
+// shares.
 type Options struct {
-	// Dist distributes the chunks over the ranks in the element map
-	// (the array map always takes contiguous shares).
-	Dist distrib.Kind
-	// Threshold is best-fit's threshold on the load difference, in bytes.
-	Threshold float64
-	// ElementMap selects the element-by-element map over pixels (three
-	// pairs per pixel) instead of the array map (local counts, one pair
-	// per value).
-	ElementMap bool
-	// Gather is the reduce stage's gather mode (the zero value,
-	// reduce.GatherDefault, is GatherRoot); GatherNone and
-	// GatherPartitioned are followed by a merge on Root. Whatever the
-	// mode, Run returns the result on Root only (under GatherAll every
-	// rank computes it, but only Root returns it).
-	Gather reduce.Gather
-	// Root is the rank that gets the result (only used by Run).
-	Root int
-	// Transfer moves the pairs with collectives or element by element.
-	Transfer reduce.Transfer
+	mr.Options
 	// ChunkBytes is the size of an input element, a run of whole pixel
 	// rows (at least one row); zero means DefaultChunkBytes.
 	ChunkBytes int64
 }
 
+// Defaults are histogram's job defaults: the array map (local counts, one
+// pair per value) and GatherRoot.
+func Defaults() mr.Defaults {
+	return mr.Defaults{ArrayMap: true, Gather: reduce.GatherRoot}
+}
+
 // DefaultOptions returns the app's defaults: the array map, GatherRoot to
 // rank 0, collective transfer, DefaultChunkBytes.
 func DefaultOptions() Options {
-	return Options{Gather: reduce.GatherRoot, ChunkBytes: DefaultChunkBytes}
+	return Options{Options: mr.Options{Gather: reduce.GatherRoot}, ChunkBytes: DefaultChunkBytes}
 }
 
-// Validate reports every problem with o for a job of ranks ranks.
-func (o Options) Validate(ranks int) error {
-	var errs []error
-	switch o.Dist {
-	case distrib.Block, distrib.Cyclic, distrib.Balanced, distrib.BestFit:
-	default:
-		errs = append(errs, fmt.Errorf("histogram: distribution %v, want block, cyclic, balanced or bestfit", o.Dist))
-	}
-	switch o.Gather {
-	case reduce.GatherDefault, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
-	default:
-		errs = append(errs, fmt.Errorf("histogram: unknown gather mode %v", o.Gather))
-	}
-	if o.Transfer != reduce.Collective && o.Transfer != reduce.ElementByElement {
-		errs = append(errs, fmt.Errorf("histogram: unknown transfer mode %d", int(o.Transfer)))
-	}
-	if o.Root < 0 || o.Root >= ranks {
-		errs = append(errs, fmt.Errorf("histogram: root %d not a rank in [0,%d)", o.Root, ranks))
-	}
+// Validate reports every problem with o.
+func (o Options) Validate() error {
+	var err error
 	if o.ChunkBytes < 0 {
-		errs = append(errs, fmt.Errorf("histogram: ChunkBytes = %d, want ≥ 0", o.ChunkBytes))
+		err = fmt.Errorf("ChunkBytes = %d, want ≥ 0", o.ChunkBytes)
 	}
-	if o.Threshold < 0 || o.Threshold != o.Threshold {
-		errs = append(errs, fmt.Errorf("histogram: Threshold = %v, want ≥ 0", o.Threshold))
-	}
-	return errors.Join(errs...)
+	return joberr.Prefix("histogram", o.Options.Validate(Defaults()), err)
 }
 
 // Run is collective: every rank calls it with the same files and options.
 // It returns the histogram of all the files on o.Root and nil on the other
 // ranks. Errors name the file and the reason.
 func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result, error) {
-	if o.Gather == reduce.GatherDefault {
-		o.Gather = reduce.GatherRoot
-	}
-	if err := o.Validate(r.N()); err != nil {
+	if err := joberr.Prefix("histogram", o.Validate(), o.CheckRanks(r.N())); err != nil {
 		return nil, err
 	}
 	p, err := newPlan(ctx, files, o.ChunkBytes)
@@ -97,7 +68,7 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 	}
 	rd := newReader(p)
 	defer rd.Close()
-	if o.ElementMap {
+	if o.Resolve(Defaults()).Map == mr.MapElement {
 		_, err = mr.ApplyMap(ctx, r, mr.Input[chunk](in), func(ctx context.Context, c chunk, emit func(uint16, int64)) error {
 			return rd.each(ctx, c, func(px []byte) {
 				for j := 0; j+2 < len(px); j += 3 {
@@ -106,13 +77,12 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 					emit(uint16(px[j+2]), 1)
 				}
 			})
-		}, st, mr.WithDistribution(o.Dist), mr.WithThreshold(o.Threshold))
+		}, st, o.MapOptions()...)
 	} else {
-		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, r *pgas.Rank, in mr.Input[chunk], emit func(uint16, int64)) error {
+		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, s mr.Share[chunk], emit func(uint16, int64)) error {
 			c := new(counter)
-			lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
-			for i := lo; i < hi; i++ {
-				ch, err := in.At(ctx, i)
+			for i := range s.Elements() {
+				ch, err := s.Input.At(ctx, i)
 				if err != nil {
 					return err
 				}
@@ -126,17 +96,13 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 				}
 			}
 			return nil
-		}, st)
+		}, st, o.MapOptions()...)
 	}
 	if err != nil {
 		return nil, joberr.Wrap("histogram", err)
 	}
 	if err := rd.Close(); err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
-	}
-	ropts := []mr.ReduceOption{mr.Gather(o.Gather), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}
-	if o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned {
-		ropts = append(ropts, mr.Merge())
 	}
 	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, pr *reduce.Pairs[uint16, int64]) (*Result, error) {
 		var counts [768]int64
@@ -149,7 +115,7 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 		res := &Result{Images: len(files), Pixels: p.pixels}
 		res.fromCounts(&counts)
 		return res, nil
-	}, ropts...)
+	}, o.ReduceOptions(Defaults())...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pgasmr/pgasmr/apps/internal/apptest"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 )
 
@@ -88,7 +90,7 @@ func BenchmarkLinreg(b *testing.B) {
 						b.ResetTimer()
 					}
 					for range b.N {
-						if _, err := Run(ctx, r, files, Options{ElementMap: element}); err != nil {
+						if _, err := Run(ctx, r, files, Options{Options: mr.Options{Map: apptest.MapMode(element)}}); err != nil {
 							return err
 						}
 					}

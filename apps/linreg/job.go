@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/pgasmr/pgasmr/apps/internal/joberr"
-	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
@@ -46,15 +45,15 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	if o.Root >= r.N() {
-		return nil, fmt.Errorf("linreg: root %d not a rank in [0,%d)", o.Root, r.N())
+	if err := o.CheckRanks(r.N()); err != nil {
+		return nil, joberr.Wrap("linreg", err)
 	}
 	st, err := reduce.NewHashStore[int64](sumsCombiner())
 	if err != nil {
 		return nil, fmt.Errorf("linreg: %w", err)
 	}
 	rd := newReader(format)
-	if o.ElementMap {
+	if o.Resolve(Defaults()).Map == mr.MapElement {
 		_, err = mr.ApplyMap(ctx, r, mr.Input[chunk](in), func(ctx context.Context, c chunk, emit func(int64, Sums)) error {
 			s, err := rd.sums(ctx, c)
 			if err != nil {
@@ -62,13 +61,14 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 			}
 			emit(c.Index, s)
 			return nil
-		}, st, mr.WithDistribution(o.Dist), mr.WithThreshold(o.Threshold))
+		}, st, o.MapOptions()...)
 	} else {
-		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, r *pgas.Rank, in mr.Input[chunk], emit func(int64, Sums)) error {
-			lo, hi := distrib.BlockRange(in.Len(), r.N(), r.ID())
+		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, s mr.Share[chunk], emit func(int64, Sums)) error {
 			var local Sums // int8: the rank's exact sums, folded once
-			for i := lo; i < hi; i++ {
-				c, err := in.At(ctx, i)
+			some := false
+			for i := range s.Elements() {
+				some = true
+				c, err := s.Input.At(ctx, i)
 				if err != nil {
 					return err
 				}
@@ -84,20 +84,15 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 				}
 				emit(i, s)
 			}
-			if format == fmtInt8 && hi > lo {
+			if format == fmtInt8 && some {
 				rd.flush(&local)
 				emit(0, local)
 			}
 			return nil
-		}, st)
+		}, st, o.MapOptions()...)
 	}
 	if err != nil {
 		return nil, joberr.Wrap("linreg", err)
-	}
-	g := o.gather()
-	opts := []mr.ReduceOption{mr.Gather(g), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}
-	if g == reduce.GatherNone || g == reduce.GatherPartitioned {
-		opts = append(opts, mr.Merge())
 	}
 	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[int64, Sums]) (Sums, error) {
 		var acc Sums
@@ -105,7 +100,7 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 			acc = acc.Add(p.Value(i))
 		}
 		return acc, nil
-	}, opts...)
+	}, o.ReduceOptions(Defaults())...)
 	if err != nil {
 		return nil, fmt.Errorf("linreg: %w", err)
 	}

@@ -6,7 +6,8 @@ import (
 	"math"
 	"math/big"
 
-	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/apps/internal/joberr"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -21,33 +22,28 @@ const pieceBytes = 1 << 20
 // vary (including no points and a single point): the slope is undefined.
 var ErrZeroVariance = errors.New("linreg: zero variance in x")
 
-// Options configures Run, Seq and Goroutines. The zero value reads int8
-// points with the array-based map and gathers to rank 0.
+// Options configures Run, Seq and Goroutines: the job options every
+// MapReduce job has (mr.Options; linreg's defaults are Defaults) and
+// linreg's own. The zero value reads int8 points with the array-based map
+// (each rank sums its share of chunks locally and emits one pair, or one
+// per chunk for float input) and gathers to Root; Dist deals the chunks
+// (best-fit's threshold is in bytes) to the element map (one call per
+// chunk) and, with Map set to mr.MapArray, to the array map, which
+// otherwise takes contiguous shares.
 type Options struct {
+	mr.Options
 	// Format is the input format: "int8" (default when empty), "f64" or
 	// "csv".
 	Format string
-	// Dist and Threshold select the element map's distribution of chunks
-	// (best-fit's threshold is in bytes).
-	Dist      distrib.Kind
-	Threshold float64
-	// ElementMap selects the element-by-element map (one call per chunk)
-	// instead of the array-based fast path (each rank sums its contiguous
-	// share of chunks locally and emits one pair, or one per chunk for
-	// float input).
-	ElementMap bool
-	// Gather is the reduce stage's gather mode; the zero value
-	// (reduce.GatherDefault) is GatherRoot. GatherNone and
-	// GatherPartitioned are merged to Root.
-	Gather reduce.Gather
-	// Root is the rank that gets the result.
-	Root int
-	// Transfer moves the pairs (collective or element by element).
-	Transfer reduce.Transfer
 	// ChunkBytes is the size of the chunks files are cut into, a positive
 	// multiple of 16; 0 means DefaultChunkBytes. Float results depend on it
 	// (see the package documentation).
 	ChunkBytes int64
+}
+
+// Defaults are linreg's job defaults: the array map and GatherRoot.
+func Defaults() mr.Defaults {
+	return mr.Defaults{ArrayMap: true, Gather: reduce.GatherRoot}
 }
 
 // input formats
@@ -63,31 +59,10 @@ func (o Options) Validate() error {
 	if _, err := parseFormat(o.Format); err != nil {
 		errs = append(errs, err)
 	}
-	switch o.Dist {
-	case distrib.Block, distrib.Cyclic, distrib.Balanced, distrib.BestFit:
-	default:
-		errs = append(errs, fmt.Errorf("linreg: distribution %v not supported (want block, cyclic, balanced or bestfit)", o.Dist))
-	}
-	if math.IsNaN(o.Threshold) || o.Threshold < 0 {
-		errs = append(errs, fmt.Errorf("linreg: threshold %v, want >= 0", o.Threshold))
-	}
-	switch o.Gather {
-	case reduce.GatherDefault, reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone:
-	default:
-		errs = append(errs, fmt.Errorf("linreg: unknown gather mode %v", o.Gather))
-	}
-	if o.Root < 0 {
-		errs = append(errs, fmt.Errorf("linreg: root %d, want >= 0", o.Root))
-	}
-	switch o.Transfer {
-	case reduce.Collective, reduce.ElementByElement:
-	default:
-		errs = append(errs, fmt.Errorf("linreg: unknown transfer %v", o.Transfer))
-	}
 	if o.ChunkBytes < 0 || o.ChunkBytes%16 != 0 {
-		errs = append(errs, fmt.Errorf("linreg: chunk size %d, want a positive multiple of 16 (or 0 for the default)", o.ChunkBytes))
+		errs = append(errs, fmt.Errorf("chunk size %d, want a positive multiple of 16 (or 0 for the default)", o.ChunkBytes))
 	}
-	return errors.Join(errs...)
+	return joberr.Prefix("linreg", o.Options.Validate(Defaults()), errors.Join(errs...))
 }
 
 func parseFormat(s string) (int, error) {
@@ -110,13 +85,6 @@ func (o Options) chunkBytes() int64 {
 }
 
 // gather returns the gather mode Run uses.
-func (o Options) gather() reduce.Gather {
-	if o.Gather == reduce.GatherDefault {
-		return reduce.GatherRoot
-	}
-	return o.Gather
-}
-
 // Sums are the sufficient statistics of a set of points. Integer input
 // fills N and the int64 fields; float input fills N and the F fields.
 type Sums struct {

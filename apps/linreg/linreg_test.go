@@ -14,7 +14,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pgasmr/pgasmr/apps/internal/apptest"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -256,7 +258,7 @@ func TestErrors(t *testing.T) {
 			_, errs["goroutines"] = Goroutines(context.Background(), []string{f}, o)
 			for _, em := range []bool{false, true} {
 				o := o
-				o.ElementMap = em
+				o.Map = apptest.MapMode(em)
 				errs[fmt.Sprintf("pgasmr/element=%v", em)] = pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
 					_, err := Run(ctx, r, []string{f}, o)
 					return err
@@ -309,7 +311,7 @@ func TestConstantY(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	err := Options{Format: "png", Dist: distrib.Custom, Threshold: -1, Gather: 9, Root: -1, Transfer: 5, ChunkBytes: 10}.Validate()
+	err := Options{Options: mr.Options{Dist: distrib.Custom, Threshold: -1, Gather: 9, Root: -1, Transfer: 5}, Format: "png", ChunkBytes: 10}.Validate()
 	if err == nil {
 		t.Fatal("Validate accepted bad options")
 	}
@@ -472,7 +474,7 @@ func TestMetamorphic(t *testing.T) {
 		for _, c := range configs() {
 			t.Run(format+"/"+c.String(), func(t *testing.T) {
 				o := base
-				o.ElementMap, o.Dist, o.Threshold, o.Gather, o.Transfer = c.element, c.dist, 500, c.gather, c.transfer
+				o.Map, o.Dist, o.Threshold, o.Gather, o.Transfer = apptest.MapMode(c.element), c.dist, 500, c.gather, c.transfer
 				o.Root = c.ranks - 1
 				if got := render(t, runJob(t, files, o, c.ranks)); got != want {
 					t.Fatalf("output:\n%s\nwant (seq):\n%s", got, want)
@@ -504,7 +506,7 @@ func TestCSVChunks(t *testing.T) {
 		if got := render(t, seq(t, []string{csvFile}, o)); got != want {
 			t.Errorf("chunk %d: output:\n%s\nwant (int8):\n%s", size, got, want)
 		}
-		o.ElementMap, o.Dist = true, distrib.Cyclic
+		o.Map, o.Dist = mr.MapElement, distrib.Cyclic
 		if got := render(t, runJob(t, []string{csvFile}, o, 3)); got != want {
 			t.Errorf("chunk %d, 3 ranks: output:\n%s\nwant (int8):\n%s", size, got, want)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/pgasmr/pgasmr/apps/linreg"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
+	"github.com/pgasmr/pgasmr/reduce"
 )
 
 // A job is one app written for a MapReduce engine with MR-MPI's shape:
@@ -209,15 +210,15 @@ type wcJob struct {
 	skipped []wordcount.Skip
 	rd      *wordcount.TaskReader
 	res     wordcount.Result
-	words   map[string]int64
-	local   map[string]int64 // a task's counts (TaskCombine)
+	words   *reduce.CountTable
+	local   *reduce.CountTable // a task's counts (TaskCombine)
 }
 
 func (j *wcJob) prepare(ctx context.Context) (err error) {
 	j.ts, j.skipped, err = wordcount.Tasks(ctx, j.paths, wordcount.Options{Top: j.o.Top, SkipUnreadable: j.o.SkipUnreadable, ChunkBytes: j.o.ChunkBytes})
 	j.rd = wordcount.NewTaskReader(j.o.SkipUnreadable)
-	j.words = map[string]int64{}
-	j.local = map[string]int64{}
+	j.words = reduce.NewCountTable()
+	j.local = reduce.NewCountTable()
 	return err
 }
 
@@ -229,16 +230,16 @@ func (j *wcJob) mapTask(ctx context.Context, i int, emit func(key, value []byte)
 	t := j.ts[i]
 	add := func(w []byte) { emit(w, one[:]) }
 	if j.o.TaskCombine {
-		add = func(w []byte) { j.local[string(w)]++ }
+		add = j.local.Add
 	}
 	binary, reason, err := j.rd.Count(ctx, t, add)
 	if j.o.TaskCombine {
 		var v [8]byte
-		for w, n := range j.local {
+		for w, n := range j.local.All() {
 			le.PutUint64(v[:], uint64(n))
 			emit([]byte(w), v[:])
 		}
-		clear(j.local)
+		j.local.Reset()
 	}
 	if err != nil || !t.First() {
 		return err
@@ -268,36 +269,14 @@ func (j *wcJob) collect(key, value []byte) {
 		path, reason, _ := strings.Cut(k[len(keyUnreadable):], "\x00")
 		j.res.Unreadable = append(j.res.Unreadable, wordcount.Skip{Path: path, Reason: reason})
 	default:
-		j.words[k] += n
+		j.words.AddN(k, n)
 	}
 }
 
-// result sorts as wordcount's Result documents: words by count
-// descending, then by word (bytes).
+// result sorts as wordcount's Result documents (wordcount.NewResult).
 func (j *wcJob) result() (Result, error) {
 	r := j.res
-	r.Unreadable = append(r.Unreadable, j.skipped...)
-	slices.Sort(r.SkippedBinary)
-	slices.SortFunc(r.Unreadable, func(a, b wordcount.Skip) int { return strings.Compare(a.Path, b.Path) })
-	r.Words = make([]wordcount.WordCount, 0, len(j.words))
-	for w, n := range j.words {
-		r.Words = append(r.Words, wordcount.WordCount{Word: w, Count: n})
-		r.TotalWords += n
-	}
-	r.DistinctWords = int64(len(r.Words))
-	slices.SortFunc(r.Words, func(a, b wordcount.WordCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Word, b.Word)
-	})
-	if j.o.Top > 0 && len(r.Words) > j.o.Top {
-		r.Words = r.Words[:j.o.Top:j.o.Top]
-	}
-	return &r, nil
+	return wordcount.NewResult(j.words, r.Files, r.SkippedBinary, append(r.Unreadable, j.skipped...), j.o.Top), nil
 }
 
 func (j *wcJob) close() error { return nil }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -94,7 +95,7 @@ func BenchmarkSpamcount(b *testing.B) {
 			b.Run(fmt.Sprintf("corpus=%s/mode=pgasmr/ranks=%d", name, ranks), func(b *testing.B) {
 				b.SetBytes(size)
 				b.ReportAllocs()
-				o := Options{Dist: distrib.Balanced, Gather: reduce.GatherRoot}
+				o := Options{Options: mr.Options{Dist: distrib.Balanced, Gather: reduce.GatherRoot}}
 				for b.Loop() {
 					err := pgas.Run(ctx, pgas.Config{Ranks: ranks}, func(ctx context.Context, r *pgas.Rank) error {
 						_, err := Run(ctx, r, paths, o)

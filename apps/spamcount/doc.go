@@ -5,7 +5,7 @@
 // container and a user combiner.
 //
 //	err := pgas.Run(ctx, pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
-//		res, err := spamcount.Run(ctx, r, []string{"mail/"}, spamcount.Options{Dist: distrib.Balanced})
+//		res, err := spamcount.Run(ctx, r, []string{"mail/"}, spamcount.Options{Options: mr.Options{Dist: distrib.Balanced}})
 //		if err != nil || res == nil { // res is nil except on the root
 //			return err
 //		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -38,7 +39,7 @@ func ExampleRun() {
 			return
 		}
 	}
-	o := spamcount.Options{WordsFile: filepath.Join(dir, "words.txt"), Dist: distrib.Balanced, Gather: reduce.GatherPartitioned}
+	o := spamcount.Options{Options: mr.Options{Dist: distrib.Balanced, Gather: reduce.GatherPartitioned}, WordsFile: filepath.Join(dir, "words.txt")}
 	err = pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
 		res, err := spamcount.Run(ctx, r, []string{filepath.Join(dir, "mail")}, o)
 		if err != nil || res == nil {

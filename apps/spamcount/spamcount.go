@@ -2,55 +2,37 @@ package spamcount
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pgasmr/pgasmr/apps/internal/joberr"
-	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
-// Options configures a run. The zero value counts the built-in words with
-// a block distribution, partitioned gather merged to rank 0, and
+// Options configures a run: the job options every MapReduce job has
+// (mr.Options; spamcount's defaults are Defaults) and the word list. The
+// zero value counts the built-in words with the element map over a block
+// distribution of the messages (which weigh their size; best-fit's
+// threshold is in bytes), the partitioned gather merged to Root, and
 // collective transfer.
 type Options struct {
-	WordsFile string        // word list (see ParseWords); "" for the built-in list
-	Dist      distrib.Kind  // Block, Cyclic, Balanced or BestFit; messages weigh their size
-	Threshold float64       // best-fit's threshold on the largest load difference, in bytes
-	Gather    reduce.Gather // default (zero) is partitioned; none and partitioned are merged to Root
-	Root      int           // the rank that gets the result (all ranks under GatherAll)
-	Transfer  reduce.Transfer
+	mr.Options
+	WordsFile string // word list (see ParseWords); "" for the built-in list
+}
+
+// Defaults are spamcount's job defaults: the element map only (there is
+// no array map), and the partitioned gather.
+func Defaults() mr.Defaults {
+	return mr.Defaults{Gather: reduce.GatherPartitioned}
 }
 
 // Validate reports every problem with o.
 func (o Options) Validate() error {
-	var errs []error
-	switch o.Dist {
-	case distrib.Block, distrib.Cyclic, distrib.Balanced, distrib.BestFit:
-	default:
-		errs = append(errs, fmt.Errorf("spamcount: distribution %v (want block, cyclic, balanced or bestfit)", o.Dist))
-	}
-	if math.IsNaN(o.Threshold) || o.Threshold < 0 {
-		errs = append(errs, fmt.Errorf("spamcount: threshold %v (want a number ≥ 0)", o.Threshold))
-	}
-	switch o.Gather {
-	case reduce.GatherDefault, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
-	default:
-		errs = append(errs, fmt.Errorf("spamcount: gather mode %v", o.Gather))
-	}
-	if o.Root < 0 {
-		errs = append(errs, fmt.Errorf("spamcount: root %d", o.Root))
-	}
-	if o.Transfer != reduce.Collective && o.Transfer != reduce.ElementByElement {
-		errs = append(errs, fmt.Errorf("spamcount: transfer mode %d", int(o.Transfer)))
-	}
-	return errors.Join(errs...)
+	return joberr.Prefix("spamcount", o.Options.Validate(Defaults()))
 }
 
 // WordCount is one listed word's counts.
@@ -294,13 +276,7 @@ func prepare(ctx context.Context, paths []string, o Options) ([]string, []Messag
 // emits one pair per listed word it contains into an array container of
 // len(words)+1 keys (the last counts messages), combined as emitted.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
-	if o.Gather == reduce.GatherDefault {
-		o.Gather = reduce.GatherPartitioned
-	}
-	if o.Root >= r.N() {
-		return nil, fmt.Errorf("spamcount: root %d not a rank in [0,%d)", o.Root, r.N())
-	}
-	if err := o.Validate(); err != nil {
+	if err := joberr.Prefix("spamcount", o.Validate(), o.CheckRanks(r.N())); err != nil {
 		return nil, err
 	}
 	words, err := loadWords(o)
@@ -321,13 +297,8 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return nil, err
 	}
 	c := newCounter(words)
-	if _, err := mr.ApplyMap(ctx, r, mr.Input[Message](messages(msgs)), c.message, st,
-		mr.WithDistribution(o.Dist), mr.WithThreshold(o.Threshold)); err != nil {
+	if _, err := mr.ApplyMap(ctx, r, mr.Input[Message](messages(msgs)), c.message, st, o.MapOptions()...); err != nil {
 		return nil, joberr.Wrap("spamcount", err)
-	}
-	ropts := []mr.ReduceOption{mr.Gather(o.Gather), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}
-	if o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned {
-		ropts = append(ropts, mr.Merge())
 	}
 	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[int32, counts]) (*Result, error) {
 		t := newTable(len(words))
@@ -335,7 +306,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 			t.emit(k, p.Value(i))
 		}
 		return t.result(words), nil
-	}, ropts...)
+	}, o.ReduceOptions(Defaults())...)
 	if err != nil {
 		return nil, err
 	}

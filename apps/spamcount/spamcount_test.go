@@ -19,6 +19,7 @@ import (
 	"unicode"
 
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -241,7 +242,7 @@ func configs() []config {
 		for _, d := range []distrib.Kind{distrib.Block, distrib.Cyclic, distrib.Balanced, distrib.BestFit} {
 			for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
 				for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
-					cs = append(cs, config{ranks, Options{Dist: d, Threshold: 100, Gather: g, Root: ranks - 1, Transfer: tr}})
+					cs = append(cs, config{ranks, Options{Options: mr.Options{Dist: d, Threshold: 100, Gather: g, Root: ranks - 1, Transfer: tr}}})
 				}
 			}
 		}
@@ -345,7 +346,7 @@ func TestWordsFile(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	bad := Options{Dist: distrib.Custom, Threshold: -1, Gather: 9, Root: -1, Transfer: 7}
+	bad := Options{Options: mr.Options{Dist: distrib.Custom, Threshold: -1, Gather: 9, Root: -1, Transfer: 7}}
 	err := bad.Validate()
 	if err == nil {
 		t.Fatal("Validate: want errors")
@@ -435,7 +436,7 @@ func TestRealCorpus(t *testing.T) {
 	if free.Messages < 1000 {
 		t.Errorf("free in %d messages; want at least 1000 in this corpus", free.Messages)
 	}
-	par := runJob(t, config{2, Options{Dist: distrib.Balanced, Gather: reduce.GatherPartitioned}}, []string{dir})
+	par := runJob(t, config{2, Options{Options: mr.Options{Dist: distrib.Balanced, Gather: reduce.GatherPartitioned}}}, []string{dir})
 	for _, f := range []string{"tsv", "json"} {
 		if a, b := output(t, seq, f), output(t, par, f); a != b {
 			t.Errorf("%s output: seq and pgasmr at 2 ranks differ", f)
@@ -481,7 +482,7 @@ func TestGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := runJob(t, config{2, Options{Dist: distrib.Cyclic, Gather: reduce.GatherAll}}, []string{a})
+	p := runJob(t, config{2, Options{Options: mr.Options{Dist: distrib.Cyclic, Gather: reduce.GatherAll}}}, []string{a})
 	for _, f := range Formats {
 		if output(t, g, f) != output(t, seq, f) || output(t, p, f) != output(t, seq, f) {
 			t.Errorf("generated corpus: %s outputs differ", f)
@@ -497,8 +498,8 @@ func TestRunErrors(t *testing.T) {
 		o     Options
 	}{
 		{"missing path", []string{filepath.Join(dir, "missing")}, Options{}},
-		{"root out of range", []string{dir}, Options{Root: 2}},
-		{"bad options", []string{dir}, Options{Dist: distrib.Custom}},
+		{"root out of range", []string{dir}, Options{Options: mr.Options{Root: 2}}},
+		{"bad options", []string{dir}, Options{Options: mr.Options{Dist: distrib.Custom}}},
 		{"missing words file", []string{dir}, Options{WordsFile: filepath.Join(dir, "nowords")}},
 	} {
 		err := pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {

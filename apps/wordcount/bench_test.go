@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
 )
 
 const (
@@ -76,9 +78,9 @@ func BenchmarkWordcount(b *testing.B) {
 		name string
 		o    Options
 	}{
-		{"element/block", Options{ElementMap: true}},
-		{"element/balanced", Options{Dist: distrib.Balanced, ElementMap: true}},
-		{"array/block", Options{}}, {"array/balanced", Options{Dist: distrib.Balanced}},
+		{"element/block", Options{Options: mr.Options{Map: mr.MapElement}}},
+		{"element/balanced", Options{Options: mr.Options{Dist: distrib.Balanced, Map: mr.MapElement}}},
+		{"array/block", Options{}}, {"array/balanced", Options{Options: mr.Options{Map: mr.MapArray, Dist: distrib.Balanced}}},
 	} {
 		for _, ranks := range []int{1, 2} {
 			b.Run(fmt.Sprintf("pgasmr/ranks=%d/%s", ranks, c.name), func(b *testing.B) {
@@ -135,7 +137,7 @@ func BenchmarkWords(b *testing.B) {
 	})
 }
 
-// BenchmarkCounter compares the counter's table with a map[string]int64
+// BenchmarkCounter compares reduce.CountTable with a map[string]int64
 // (lookups with m[string(b)], which do not allocate) on the words of the
 // first corpus file.
 func BenchmarkCounter(b *testing.B) {
@@ -150,8 +152,8 @@ func BenchmarkCounter(b *testing.B) {
 	b.Run("counter", func(b *testing.B) {
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
-			c := newCounter()
-			Words(text, c.add)
+			c := reduce.NewCountTable()
+			Words(text, c.Add)
 		}
 	})
 	b.Run("map", func(b *testing.B) {

@@ -30,12 +30,12 @@
 // word) in memory. The context is checked once per block. A rank counts its
 // chunks in one local table (an open-addressing table that allocates only
 // for new words) and, after its last chunk, emits one pair per distinct
-// word into a reduce.NewHashStore[string, int64](reduce.Sum[int64]()):
-// the element map runs under mr.WithPlan with the plan Options.Dist makes,
-// so each rank knows its last chunk. File statuses travel as keys that
-// cannot be words (bytes below 0x20). The
-// default gather is partitioned with a merge to Options.Root, which builds
-// the Result.
+// word into a reduce.NewHashStore[string, int64](reduce.Sum[int64]()),
+// from the map's finish function (mr.WithFinish), in the element map and
+// the array map alike. File statuses (files read, skipped as binary or
+// unreadable) are each rank's side result, gathered with mr.GatherValues
+// to the rank that builds the Result. The default gather is partitioned
+// with a merge to Options.Root.
 //
 // # Baselines and output
 //

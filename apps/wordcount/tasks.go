@@ -1,6 +1,10 @@
 package wordcount
 
-import "context"
+import (
+	"context"
+
+	"github.com/pgasmr/pgasmr/reduce"
+)
 
 // Task is one map task of a count, a chunk of a file as Run cuts it, for
 // MapReduce frameworks other than pgasmr (apps/mrmpi).
@@ -54,4 +58,13 @@ func (r *TaskReader) Count(ctx context.Context, t Task, add func(word []byte)) (
 		return false, reason, nil
 	}
 	return false, "", nil
+}
+
+// NewResult builds the Result of a count done by other means (the
+// MapReduce-MPI baseline): the words and their counts, the files read
+// and the ones skipped, sorted as Result documents and cut to top words
+// (0: all).
+func NewResult(words *reduce.CountTable, read int64, binary []string, unreadable []Skip, top int) *Result {
+	t := &tally{words: words, files: files{Read: read, Binary: binary, Unreadable: unreadable}}
+	return t.result(top)
 }

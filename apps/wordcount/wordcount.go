@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/pgasmr/pgasmr/apps/internal/joberr"
-	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
@@ -21,10 +20,13 @@ import (
 // DefaultChunkBytes is the default nominal size of a chunk of a file.
 const DefaultChunkBytes = 4 << 20
 
-// Options configures a count. The zero value counts every word with the
-// block distribution, element-by-element map, partitioned gather merged
-// to rank 0 and collective transfer.
+// Options configures a count: the job options every MapReduce job has
+// (mr.Options; wordcount's defaults are Defaults) and wordcount's own. The
+// zero value counts every word with the array map over block shares of
+// the chunks, the partitioned gather merged to Root, and collective
+// transfer.
 type Options struct {
+	mr.Options
 	// Top keeps the first Top words of the result (0: all).
 	Top int
 	// SkipUnreadable turns a file that cannot be listed, opened or read
@@ -33,57 +35,25 @@ type Options struct {
 	// ChunkBytes is the nominal size of the chunks large files are cut
 	// into (0: DefaultChunkBytes).
 	ChunkBytes int64
-	// Dist distributes the chunks over ranks (Run only; not Custom).
-	Dist distrib.Kind
-	// Threshold is best-fit's threshold on the largest load difference,
-	// in bytes.
-	Threshold float64
-	// ElementMap uses the element-by-element map over the chunks
-	// (mr.ApplyMap under mr.WithPlan with the plan Dist makes, so that a
-	// rank knows its last chunk) instead of the default array-based map
-	// (one call per rank over its share of the chunks). Either way a rank
-	// counts its chunks in one table and emits one pair per distinct word,
-	// after its last chunk.
-	ElementMap bool
-	// Gather selects the reduce stage's gather (the zero value,
-	// reduce.GatherDefault, is GatherPartitioned); GatherNone and
-	// GatherPartitioned are merged to Root so Root has the result.
-	Gather reduce.Gather
-	// Root is the rank that gets the result (except under GatherAll).
-	Root int
-	// Transfer selects collective or element-by-element transfer.
-	Transfer reduce.Transfer
+}
+
+// Defaults are wordcount's job defaults: the array map (each rank counts
+// its chunks in one table and emits one pair per distinct word), and the
+// partitioned gather.
+func Defaults() mr.Defaults {
+	return mr.Defaults{ArrayMap: true, Gather: reduce.GatherPartitioned}
 }
 
 // Validate reports every problem with o.
 func (o Options) Validate() error {
 	var errs []error
 	if o.Top < 0 {
-		errs = append(errs, fmt.Errorf("wordcount: Top %d, want >= 0", o.Top))
+		errs = append(errs, fmt.Errorf("Top %d, want >= 0", o.Top))
 	}
 	if o.ChunkBytes < 0 {
-		errs = append(errs, fmt.Errorf("wordcount: ChunkBytes %d, want >= 0", o.ChunkBytes))
+		errs = append(errs, fmt.Errorf("ChunkBytes %d, want >= 0", o.ChunkBytes))
 	}
-	switch o.Dist {
-	case distrib.Block, distrib.Cyclic, distrib.Balanced, distrib.BestFit:
-	default:
-		errs = append(errs, fmt.Errorf("wordcount: distribution %v, want block, cyclic, balanced or best-fit", o.Dist))
-	}
-	if math.IsNaN(o.Threshold) {
-		errs = append(errs, errors.New("wordcount: Threshold is NaN"))
-	}
-	switch o.Gather {
-	case reduce.GatherDefault, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned:
-	default:
-		errs = append(errs, fmt.Errorf("wordcount: unknown gather %v", o.Gather))
-	}
-	if o.Root < 0 {
-		errs = append(errs, fmt.Errorf("wordcount: Root %d, want >= 0", o.Root))
-	}
-	if o.Transfer != reduce.Collective && o.Transfer != reduce.ElementByElement {
-		errs = append(errs, fmt.Errorf("wordcount: unknown transfer %v", o.Transfer))
-	}
-	return errors.Join(errs...)
+	return joberr.Prefix("wordcount", o.Options.Validate(Defaults()), errors.Join(errs...))
 }
 
 func (o Options) chunkBytes() int64 {
@@ -113,32 +83,47 @@ type Result struct {
 
 // tally is a count before sorting: what every mode produces.
 type tally struct {
-	words      *counter
-	files      int64
-	binary     []string
-	unreadable []Skip
+	words *reduce.CountTable
+	files
 }
 
-func (t *tally) record(c chunk, st status, reason string) {
+// files is what a count learns about its files besides their words: in
+// Run, each rank's side result, gathered to the ranks that build the
+// Result (mr.GatherValues).
+type files struct {
+	Read       int64    // files counted
+	Binary     []string // files skipped as binary
+	Unreadable []Skip   // files skipped as unreadable
+}
+
+// record notes the status of c's file, once per file (at its first chunk).
+func (f *files) record(c chunk, st status, reason string) {
 	if !c.firstChunk {
 		return
 	}
 	switch st {
 	case counted:
-		t.files++
+		f.Read++
 	case binaryFile:
-		t.binary = append(t.binary, c.path)
+		f.Binary = append(f.Binary, c.path)
 	case unreadable:
-		t.unreadable = append(t.unreadable, Skip{Path: c.path, Reason: reason})
+		f.Unreadable = append(f.Unreadable, Skip{Path: c.path, Reason: reason})
 	}
 }
 
+// add adds o's files to f.
+func (f *files) add(o files) {
+	f.Read += o.Read
+	f.Binary = append(f.Binary, o.Binary...)
+	f.Unreadable = append(f.Unreadable, o.Unreadable...)
+}
+
 func (t *tally) result(top int) *Result {
-	r := &Result{Files: t.files, SkippedBinary: t.binary, Unreadable: t.unreadable}
+	r := &Result{Files: t.Read, SkippedBinary: t.Binary, Unreadable: t.Unreadable}
 	slices.Sort(r.SkippedBinary)
 	slices.SortFunc(r.Unreadable, func(a, b Skip) int { return strings.Compare(a.Path, b.Path) })
-	r.Words = make([]WordCount, 0, t.words.len())
-	for w, n := range t.words.all {
+	r.Words = make([]WordCount, 0, t.words.Len())
+	for w, n := range t.words.All() {
 		r.Words = append(r.Words, WordCount{w, n})
 		r.TotalWords += n
 	}
@@ -187,10 +172,10 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tally{words: newCounter(), unreadable: skipped}
+	t := &tally{words: reduce.NewCountTable(), files: files{Unreadable: skipped}}
 	rd := &reader{skip: o.SkipUnreadable}
 	for _, c := range cs {
-		st, reason, err := rd.count(ctx, c, t.words.add)
+		st, reason, err := rd.count(ctx, c, t.words.Add)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +199,7 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
-		t := &tally{words: newCounter()}
+		t := &tally{words: reduce.NewCountTable()}
 		tallies[w] = t
 		wg.Go(func() {
 			rd := &reader{skip: o.SkipUnreadable}
@@ -223,7 +208,7 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 				if i >= int64(len(cs)) {
 					return
 				}
-				st, reason, err := rd.count(ctx, cs[i], t.words.add)
+				st, reason, err := rd.count(ctx, cs[i], t.words.Add)
 				if err != nil {
 					cancel(err)
 					return
@@ -237,39 +222,14 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 		return nil, err
 	}
 	all := tallies[0]
-	all.unreadable = append(all.unreadable, skipped...)
+	all.Unreadable = append(all.Unreadable, skipped...)
 	for _, t := range tallies[1:] {
-		for w, n := range t.words.all {
-			all.words.addN(w, n)
+		for w, n := range t.words.All() {
+			all.words.AddN(w, n)
 		}
-		all.files += t.files
-		all.binary = append(all.binary, t.binary...)
-		all.unreadable = append(all.unreadable, t.unreadable...)
+		all.add(t.files)
 	}
 	return all.result(o.Top), nil
-}
-
-// Keys of the store that are not words: words never contain bytes below
-// 0x20, so these sort first and cannot collide with a word.
-const (
-	keyFiles      = "\x00files" // value: files read
-	keyBinary     = "\x01"      // + path: a binary file
-	keyUnreadable = "\x02"      // + path + "\x00" + reason: an unreadable file
-)
-
-// emitStatus emits a chunk's file status under the keys above.
-func emitStatus(c chunk, st status, reason string, emit func(string, int64)) {
-	if !c.firstChunk {
-		return
-	}
-	switch st {
-	case counted:
-		emit(keyFiles, 1)
-	case binaryFile:
-		emit(keyBinary+c.path, 1)
-	case unreadable:
-		emit(keyUnreadable+c.path+"\x00"+reason, 1)
-	}
 }
 
 // Run is collective: every rank calls it with the same paths and options.
@@ -277,87 +237,76 @@ func emitStatus(c chunk, st status, reason string, emit func(string, int64)) {
 // complete result is returned on o.Root (nil, nil elsewhere), or on every
 // rank under reduce.GatherAll.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
-	if o.Gather == reduce.GatherDefault {
-		o.Gather = reduce.GatherPartitioned
-	}
 	cs, skipped, err := prepare(ctx, paths, o)
 	if err != nil {
 		return nil, err
 	}
-	if o.Root >= r.N() {
-		return nil, fmt.Errorf("wordcount: Root %d, want < %d ranks", o.Root, r.N())
+	if err := o.CheckRanks(r.N()); err != nil {
+		return nil, joberr.Wrap("wordcount", err)
 	}
 	st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
 	if err != nil {
 		return nil, err
 	}
-	in := &chunkInput{cs}
+	in := mr.Input[chunk](&chunkInput{cs})
 	rd := &reader{skip: o.SkipUnreadable}
-	c := newCounter()
-	if !o.ElementMap {
-		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, r *pgas.Rank, in mr.Input[chunk], emit func(string, int64)) error {
-			p := plan(cs, r.N(), o)
-			for i := range p.Elements(r.ID()) {
-				ch := cs[i]
-				st, reason, err := rd.count(ctx, ch, c.add)
-				if err != nil {
+	// A rank counts its chunks in one table, emitted once after its last
+	// chunk; its files' statuses are its side result.
+	c := reduce.NewCountTable()
+	var mine files
+	count := func(ctx context.Context, ch chunk) error {
+		st, reason, err := rd.count(ctx, ch, c.Add)
+		if err != nil {
+			return err
+		}
+		mine.record(ch, st, reason)
+		return nil
+	}
+	opts := append(o.MapOptions(), mr.WithFinish(func(ctx context.Context, emit func(string, int64)) error {
+		for w, n := range c.All() {
+			emit(w, n)
+		}
+		return nil
+	}))
+	ro := o.Resolve(Defaults())
+	if ro.Map == mr.MapArray {
+		_, err = mr.ApplyMapArray(ctx, r, in, func(ctx context.Context, s mr.Share[chunk], emit func(string, int64)) error {
+			for i := range s.Elements() {
+				if err := count(ctx, cs[i]); err != nil {
 					return err
 				}
-				emitStatus(ch, st, reason, emit)
-			}
-			for w, n := range c.all {
-				emit(w, n)
 			}
 			return nil
-		}, st)
+		}, st, opts...)
 	} else {
-		// The plan the distribution gives, made here so that each rank
-		// knows its last chunk: the table of counts is kept over the
-		// rank's chunks and emitted once, after the last.
-		p := plan(cs, r.N(), o)
-		last := int64(-1)
-		for i := range p.Elements(r.ID()) {
-			last = i
-		}
-		_, err = mr.ApplyMap(ctx, r, mr.Input[chunk](in), func(ctx context.Context, ch chunk, emit func(string, int64)) error {
-			st, reason, err := rd.count(ctx, ch, c.add)
-			if err != nil {
-				return err
-			}
-			emitStatus(ch, st, reason, emit)
-			if ch.idx == last {
-				for w, n := range c.all {
-					emit(w, n)
-				}
-			}
-			return nil
-		}, st, mr.WithPlan(p))
+		_, err = mr.ApplyMap(ctx, r, in, func(ctx context.Context, ch chunk, emit func(string, int64)) error {
+			return count(ctx, ch)
+		}, st, opts...)
 	}
 	if err != nil {
 		return nil, joberr.Wrap("wordcount", err)
 	}
-	ropts := []mr.ReduceOption{mr.Gather(o.Gather), mr.Root(o.Root), mr.WithTransfer(o.Transfer)}
-	if o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned {
-		ropts = append(ropts, mr.Merge())
+	// The files' statuses go where the result is built: to Root, or to
+	// every rank under GatherAll.
+	var sides []files
+	if ro.Gather == reduce.GatherAll {
+		sides, err = mr.AllGatherValues(ctx, r, mine)
+	} else {
+		sides, err = mr.GatherValues(ctx, r, mine, o.Root)
+	}
+	if err != nil {
+		return nil, joberr.Wrap("wordcount", err)
 	}
 	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (*Result, error) {
-		t := &tally{words: newCounter(), unreadable: skipped}
+		t := &tally{words: reduce.NewCountTable(), files: files{Unreadable: skipped}}
+		for _, s := range sides {
+			t.add(s)
+		}
 		for i, k := range p.Keys {
-			v := p.Value(i)
-			switch {
-			case k == keyFiles:
-				t.files = v
-			case strings.HasPrefix(k, keyBinary):
-				t.binary = append(t.binary, k[len(keyBinary):])
-			case strings.HasPrefix(k, keyUnreadable):
-				path, reason, _ := strings.Cut(k[len(keyUnreadable):], "\x00")
-				t.unreadable = append(t.unreadable, Skip{Path: path, Reason: reason})
-			default:
-				t.words.addN(k, v)
-			}
+			t.words.AddN(k, p.Value(i))
 		}
 		return t.result(o.Top), nil
-	}, ropts...)
+	}, o.ReduceOptions(Defaults())...)
 	if err != nil {
 		return nil, err
 	}
@@ -365,26 +314,4 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return nil, nil
 	}
 	return res.Value, nil
-}
-
-// plan is the distribution of the chunks by o.Dist, with chunk lengths as
-// weights: what mr.WithDistribution would make.
-func plan(cs []chunk, ranks int, o Options) *distrib.Plan {
-	n := int64(len(cs))
-	weights := func() []float64 {
-		w := make([]float64, len(cs))
-		for i, c := range cs {
-			w[i] = float64(c.n)
-		}
-		return w
-	}
-	switch o.Dist {
-	case distrib.Cyclic:
-		return distrib.NewCyclic(n, ranks)
-	case distrib.Balanced:
-		return distrib.NewBalanced(weights(), ranks)
-	case distrib.BestFit:
-		return distrib.NewBestFit(n, weights(), ranks, o.Threshold)
-	}
-	return distrib.NewBlock(n, ranks)
 }

@@ -18,7 +18,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pgasmr/pgasmr/apps/internal/apptest"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -222,11 +224,7 @@ type config struct {
 }
 
 func (c config) String() string {
-	m := "element"
-	if !c.o.ElementMap {
-		m = "array"
-	}
-	return fmt.Sprintf("ranks=%d/%v/%s/%v/%v/chunk=%d/root=%d", c.ranks, c.o.Dist, m, c.o.Gather, c.o.Transfer, c.o.ChunkBytes, c.o.Root)
+	return fmt.Sprintf("ranks=%d/%v/%v/%v/%v/chunk=%d/root=%d", c.ranks, c.o.Dist, c.o.Map, c.o.Gather, c.o.Transfer, c.o.ChunkBytes, c.o.Root)
 }
 
 func configs(chunk int64) []config {
@@ -236,7 +234,7 @@ func configs(chunk int64) []config {
 			for _, array := range []bool{false, true} {
 				for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
 					for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
-						cs = append(cs, config{ranks, Options{ChunkBytes: chunk, Dist: dist, ElementMap: !array, Gather: g, Transfer: tr, Root: (ranks - 1) * int(dist) % ranks, Threshold: 64}})
+						cs = append(cs, config{ranks, Options{Options: mr.Options{Dist: dist, Map: apptest.MapMode(!array), Gather: g, Transfer: tr, Root: (ranks - 1) * int(dist) % ranks, Threshold: 64}, ChunkBytes: chunk}})
 					}
 				}
 			}
@@ -437,8 +435,8 @@ func TestSpamAssassin(t *testing.T) {
 	}
 	want := render(t, seq, "json")
 	for _, c := range []config{
-		{2, Options{ChunkBytes: 1000, Dist: distrib.Balanced}},
-		{3, Options{Dist: distrib.Cyclic, Gather: reduce.GatherAll}},
+		{2, Options{Options: mr.Options{Map: mr.MapArray, Dist: distrib.Balanced}, ChunkBytes: 1000}},
+		{3, Options{Options: mr.Options{Map: mr.MapArray, Dist: distrib.Cyclic, Gather: reduce.GatherAll}}},
 	} {
 		r, err := pgasMode(c.ranks)(ctx, []string{dir}, c.o)
 		if err != nil {
@@ -489,8 +487,8 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("generated corpus's commonest word is not \"the\":\n%.200s", o1)
 	}
 	for _, c := range []config{
-		{2, Options{ChunkBytes: 10 << 10, Dist: distrib.Balanced}},
-		{3, Options{ChunkBytes: 7 << 10, Dist: distrib.BestFit, Gather: reduce.GatherRoot, Transfer: reduce.ElementByElement}},
+		{2, Options{Options: mr.Options{Map: mr.MapArray, Dist: distrib.Balanced}, ChunkBytes: 10 << 10}},
+		{3, Options{Options: mr.Options{Map: mr.MapArray, Dist: distrib.BestFit, Gather: reduce.GatherRoot, Transfer: reduce.ElementByElement}, ChunkBytes: 7 << 10}},
 	} {
 		r, err := pgasMode(c.ranks)(context.Background(), []string{d1}, c.o)
 		if err != nil || render(t, r, "tsv") != o1 {

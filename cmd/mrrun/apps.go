@@ -13,20 +13,14 @@ import (
 	"github.com/pgasmr/pgasmr/apps/linreg"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
-	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
-	"github.com/pgasmr/pgasmr/reduce"
 )
 
-// jobOpts are the app-independent and app-specific settings of one job,
-// already parsed and checked by the flag layer.
+// jobOpts are the settings of one job, already parsed and checked: the
+// job options (resolved with the app's defaults) and the app-specific ones.
 type jobOpts struct {
-	Dist        distrib.Kind
-	Threshold   float64
-	ElementMap  bool // element-by-element map (false: the array map)
-	Gather      reduce.Gather
-	Root        int
-	Transfer    reduce.Transfer
+	mr.Options
 	Top         int    // wordcount
 	SkipUnread  bool   // wordcount
 	WordsFile   string // spamcount
@@ -49,16 +43,15 @@ type app struct {
 	name    string
 	summary string
 	input   string // input formats, for list
-	// arrayMap says the app has the array-based map, its fast path and
-	// mrrun's default; otherwise it maps element by element only.
-	arrayMap      bool
-	walk          bool // mrrun lists the files of directory inputs (the app takes files only)
-	defaultGather reduce.Gather
-	flags         []string // app-specific flags (names without --)
-	unit          string   // what a "file" is in progress reports
-	run           func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error)
-	seq           func(ctx context.Context, in []string, o jobOpts) (result, error)
-	goroutines    func(ctx context.Context, in []string, o jobOpts) (result, error)
+	// defaults are the app's job defaults (its package's Defaults): the
+	// array map, if it has one, and the gather mode.
+	defaults   mr.Defaults
+	walk       bool     // mrrun lists the files of directory inputs (the app takes files only)
+	flags      []string // app-specific flags (names without --)
+	unit       string   // what a "file" is in progress reports
+	run        func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error)
+	seq        func(ctx context.Context, in []string, o jobOpts) (result, error)
+	goroutines func(ctx context.Context, in []string, o jobOpts) (result, error)
 	// report writes a summary of res to w (stderr): skipped files and the
 	// like. It may be nil.
 	report func(w io.Writer, res result)
@@ -85,36 +78,31 @@ func nilResult[T any](p *T, err error) (result, error) {
 }
 
 func histogramOpts(o jobOpts) histogram.Options {
-	return histogram.Options{Dist: o.Dist, Threshold: o.Threshold, ElementMap: o.ElementMap,
-		Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+	return histogram.Options{Options: o.Options}
 }
 
 func linregOpts(o jobOpts) linreg.Options {
-	return linreg.Options{Format: o.InputFormat, Dist: o.Dist, Threshold: o.Threshold, ElementMap: o.ElementMap,
-		Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+	return linreg.Options{Options: o.Options, Format: o.InputFormat}
 }
 
 func wordcountOpts(o jobOpts) wordcount.Options {
-	return wordcount.Options{Top: o.Top, SkipUnreadable: o.SkipUnread, Dist: o.Dist, Threshold: o.Threshold,
-		ElementMap: o.ElementMap, Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+	return wordcount.Options{Options: o.Options, Top: o.Top, SkipUnreadable: o.SkipUnread}
 }
 
 func spamcountOpts(o jobOpts) spamcount.Options {
-	return spamcount.Options{WordsFile: o.WordsFile, Dist: o.Dist, Threshold: o.Threshold,
-		Gather: o.Gather, Root: o.Root, Transfer: o.Transfer}
+	return spamcount.Options{Options: o.Options, WordsFile: o.WordsFile}
 }
 
 // apps lists the applications in the order list prints them.
 var apps = []*app{
 	{
-		name:          "histogram",
-		summary:       "counts the 256 values of each colour channel of 24-bit BMP images",
-		input:         "24-bit uncompressed BMP files (BITMAPINFOHEADER or later; bottom-up or top-down); files or directories",
-		arrayMap:      true,
-		walk:          true,
-		defaultGather: reduce.GatherRoot,
-		flags:         []string{"png"},
-		unit:          "images",
+		name:     "histogram",
+		summary:  "counts the 256 values of each colour channel of 24-bit BMP images",
+		input:    "24-bit uncompressed BMP files (BITMAPINFOHEADER or later; bottom-up or top-down); files or directories",
+		defaults: histogram.Defaults(),
+		walk:     true,
+		flags:    []string{"png"},
+		unit:     "images",
 		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
 			return nilResult(histogram.Run(ctx, r, in, histogramOpts(o)))
 		},
@@ -129,14 +117,13 @@ var apps = []*app{
 		},
 	},
 	{
-		name:          "linreg",
-		summary:       "fits a line to points by least squares: n, slope, intercept, r²",
-		input:         "point files: int8 pairs (default), f64 pairs (--input-format f64) or CSV x,y lines (--input-format csv)",
-		arrayMap:      true,
-		walk:          true,
-		defaultGather: reduce.GatherRoot,
-		flags:         []string{"input-format", "png"},
-		unit:          "files",
+		name:     "linreg",
+		summary:  "fits a line to points by least squares: n, slope, intercept, r²",
+		input:    "point files: int8 pairs (default), f64 pairs (--input-format f64) or CSV x,y lines (--input-format csv)",
+		defaults: linreg.Defaults(),
+		walk:     true,
+		flags:    []string{"input-format", "png"},
+		unit:     "files",
 		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
 			return nilResult(linreg.Run(ctx, r, in, linregOpts(o)))
 		},
@@ -155,13 +142,12 @@ var apps = []*app{
 		},
 	},
 	{
-		name:          "wordcount",
-		summary:       "counts the words of text files (Unicode letters and digits, lower-cased)",
-		input:         "UTF-8 text: files and directory trees (binary files, with a NUL in the first 8 KiB, are skipped)",
-		arrayMap:      true,
-		defaultGather: reduce.GatherPartitioned,
-		flags:         []string{"top", "skip-unreadable"},
-		unit:          "files",
+		name:     "wordcount",
+		summary:  "counts the words of text files (Unicode letters and digits, lower-cased)",
+		input:    "UTF-8 text: files and directory trees (binary files, with a NUL in the first 8 KiB, are skipped)",
+		defaults: wordcount.Defaults(),
+		flags:    []string{"top", "skip-unreadable"},
+		unit:     "files",
 		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
 			return nilResult(wordcount.Run(ctx, r, in, wordcountOpts(o)))
 		},
@@ -182,13 +168,12 @@ var apps = []*app{
 		},
 	},
 	{
-		name:          "spamcount",
-		summary:       "counts 256 spam and malware words in e-mail messages (occurrences and messages)",
-		input:         "e-mail: one message per file, or mbox files; files or directories",
-		arrayMap:      false,
-		defaultGather: reduce.GatherPartitioned,
-		flags:         []string{"words"},
-		unit:          "messages",
+		name:     "spamcount",
+		summary:  "counts 256 spam and malware words in e-mail messages (occurrences and messages)",
+		input:    "e-mail: one message per file, or mbox files; files or directories",
+		defaults: spamcount.Defaults(),
+		flags:    []string{"words"},
+		unit:     "messages",
 		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
 			return nilResult(spamcount.Run(ctx, r, in, spamcountOpts(o)))
 		},

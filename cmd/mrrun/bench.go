@@ -16,15 +16,17 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/pgasmr/pgasmr/apps/histogram"
 	"github.com/pgasmr/pgasmr/apps/linreg"
 	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/reduce"
-	"github.com/spf13/pflag"
 )
 
 const benchHelp = `Usage: mrrun bench [flags]
@@ -41,21 +43,20 @@ speed-up, and every run's output must be byte-identical to seq's (a
 mismatch is an error). Baselines report ranks 1 (seq) and GOMAXPROCS
 (goroutines).
 
-Modes (combine with +, e.g. cyclic+no-collectives):
+Modes (combine with +, e.g. cyclic+no-collectives; the form mrrun --mode
+takes and that every job's options print as):
   default          the app's fast path and default gather
   array, element   the array map (not spamcount) or the element map (block)
   cyclic, balanced, bestfit
                    the element map with that distribution
+  threshold=T      best-fit's threshold on the load difference, in bytes
   no-collectives   move pairs element by element
-  gather-all, gather-root, gather-partitioned
+  gather-all, gather-root, gather-none, gather-partitioned
                    the gather mode
+  root=N           the rank that gets the result
 
 Flags:
 `
-
-// benchModeParts are the mode names --modes accepts, in help order.
-var benchModeParts = []string{"default", "array", "element", "cyclic", "balanced", "bestfit",
-	"no-collectives", "gather-all", "gather-root", "gather-partitioned"}
 
 // benchFlags are the flags of mrrun bench.
 type benchFlags struct {
@@ -94,56 +95,34 @@ func (f *benchFlags) define(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
-// benchMode is one parsed --modes entry.
+// benchMode is one parsed --modes entry: job options in their String
+// form (mr.Options) as the user wrote them.
 type benchMode struct {
-	name  string
-	parts []string
+	name string
+	opts mr.Options
 }
 
-// check reports unknown names and contradictory combinations in m.
-func (m benchMode) check() error {
-	var dist string
-	for _, p := range m.parts {
-		switch p {
-		case "default", "array", "element", "no-collectives", "gather-all", "gather-root", "gather-partitioned":
-		case "cyclic", "balanced", "bestfit":
-			if dist != "" && dist != p {
-				return usagef("--modes %s: two distributions (%s and %s)", m.name, dist, p)
-			}
-			dist = p
-		default:
-			return usagef("--modes %q: unknown mode %q (want %s, or several joined by +)", m.name, p, strings.Join(benchModeParts, ", "))
-		}
+// parseBenchMode parses one --modes entry. As in mrrun's run flags, the
+// array map does not take a distribution.
+func parseBenchMode(name string) (benchMode, error) {
+	o, err := mr.ParseOptions(name)
+	if err != nil {
+		return benchMode{}, usagef("--modes %s: %v", name, err)
 	}
-	if slices.Contains(m.parts, "array") && (dist != "" || slices.Contains(m.parts, "element")) {
-		return usagef("--modes %s: the array map gives each rank a contiguous share; it does not combine with element, cyclic, balanced or bestfit", m.name)
+	if o.Map == mr.MapArray && o.Dist != distrib.Block {
+		return benchMode{}, usagef("--modes %s: the array map gives each rank a contiguous share; it does not combine with element, cyclic, balanced or bestfit", name)
 	}
-	return nil
+	return benchMode{name: name, opts: o}, nil
 }
 
-// opts returns the job options of the checked mode m for app a, as
-// cmdRun's flags would set them; ok is false if a cannot run in m (the
-// array map of an app without one).
-func (m benchMode) opts(a *app) (o jobOpts, ok bool) {
-	o = jobOpts{Dist: distrib.Block, ElementMap: !a.arrayMap, Gather: a.defaultGather, Transfer: reduce.Collective}
-	for _, p := range m.parts {
-		switch p {
-		case "array":
-			if !a.arrayMap {
-				return o, false
-			}
-			o.ElementMap = false
-		case "element":
-			o.ElementMap = true
-		case "cyclic", "balanced", "bestfit":
-			o.ElementMap = true
-			o.Dist, _ = distrib.ParseKind(p)
-		case "no-collectives":
-			o.Transfer = reduce.ElementByElement
-		case "gather-all", "gather-root", "gather-partitioned":
-			o.Gather = gathers[strings.TrimPrefix(p, "gather-")]
-		}
+// jobOpts returns the job options of mode m for app a, resolved with the
+// app's defaults as a run's flags are; ok is false if a cannot run in m
+// (the array map of an app without one).
+func (m benchMode) jobOpts(a *app) (o jobOpts, ok bool) {
+	if m.opts.Validate(a.defaults) != nil {
+		return o, false
 	}
+	o.Options = m.opts.Resolve(a.defaults)
 	return o, true
 }
 
@@ -207,15 +186,14 @@ func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
 		return p, err
 	}
 	if len(f.modes) == 0 {
-		return p, usagef("--modes: no mode given (want %s)", strings.Join(benchModeParts, ", "))
+		return p, usagef("--modes: no mode given (want %s)", strings.Join(mr.ModeNames, ", "))
 	}
 	for _, name := range f.modes {
-		m := benchMode{name: strings.TrimSpace(name)}
-		m.parts = strings.Split(m.name, "+")
-		if err := m.check(); err != nil {
+		m, err := parseBenchMode(strings.TrimSpace(name))
+		if err != nil {
 			return p, err
 		}
-		if !slices.ContainsFunc(p.apps, func(a *app) bool { _, ok := m.opts(a); return ok }) {
+		if !slices.ContainsFunc(p.apps, func(a *app) bool { _, ok := m.jobOpts(a); return ok }) {
 			return p, usagef("--modes %s: none of the apps has the array map", m.name)
 		}
 		if !slices.ContainsFunc(p.modes, func(o benchMode) bool { return o.name == m.name }) {
@@ -496,7 +474,7 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s input: %w", a.name, err)
 	}
-	base := jobOpts{Dist: distrib.Block, ElementMap: !a.arrayMap, Gather: a.defaultGather}
+	base := jobOpts{Options: mr.Options{}.Resolve(a.defaults)}
 	type config struct {
 		label string
 		spec  jobSpec
@@ -523,19 +501,15 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 		}
 	}
 	for _, m := range p.modes {
-		o, ok := m.opts(a)
+		o, ok := m.jobOpts(a)
 		if !ok {
 			progress("%s: skipping mode %s: %s has only the element-by-element map", a.name, m.name, a.name)
 			continue
 		}
-		mapMode := "array"
-		if o.ElementMap {
-			mapMode = "element"
-		}
 		for _, n := range p.ranks {
 			configs = append(configs, &config{label: fmt.Sprintf("ranks=%d %s", n, m.name),
 				spec: jobSpec{app: a, inputs: inputs, transport: transport, ranks: n, opts: o},
-				r: benchResult{Mode: m.name, Transport: transport, Ranks: n, Dist: o.Dist.String(), Map: mapMode,
+				r: benchResult{Mode: m.name, Transport: transport, Ranks: n, Dist: o.Dist.String(), Map: o.Map.String(),
 					Gather: o.Gather.String(), Collectives: o.Transfer == reduce.Collective}})
 		}
 	}
@@ -689,22 +663,9 @@ func specArgs(spec jobSpec) []string {
 	if spec.baseline != "" {
 		return []string{"--baseline", spec.baseline}
 	}
-	o := spec.opts
-	args := []string{"--transport", spec.transport, "--np", strconv.Itoa(spec.ranks),
-		"--gather", o.Gather.String(), "--root", strconv.Itoa(o.Root)}
+	args := []string{"--transport", spec.transport, "--np", strconv.Itoa(spec.ranks), "--mode", spec.opts.Options.String()}
 	if spec.ranksPerNode > 0 {
 		args = append(args, "--ranks-per-node", strconv.Itoa(spec.ranksPerNode))
-	}
-	if o.ElementMap {
-		args = append(args, "--map", "element", "--dist", o.Dist.String())
-		if o.Dist == distrib.BestFit {
-			args = append(args, "--threshold", strconv.FormatFloat(o.Threshold, 'g', -1, 64))
-		}
-	} else {
-		args = append(args, "--map", "array")
-	}
-	if o.Transfer == reduce.ElementByElement {
-		args = append(args, "--no-collectives")
 	}
 	return args
 }

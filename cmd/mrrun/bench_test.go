@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -321,31 +322,36 @@ func TestBenchInterrupt(t *testing.T) {
 func TestBenchModeOpts(t *testing.T) {
 	wc, _ := findApp("wordcount")
 	sc, _ := findApp("spamcount")
+	opts := func(o mr.Options) jobOpts { return jobOpts{Options: o} }
 	for _, tc := range []struct {
 		app  *app
 		mode string
 		want jobOpts
 		ok   bool
 	}{
-		{wc, "default", jobOpts{Dist: distrib.Block, Gather: reduce.GatherPartitioned}, true},
-		{sc, "default", jobOpts{Dist: distrib.Block, ElementMap: true, Gather: reduce.GatherPartitioned}, true},
-		{wc, "element", jobOpts{Dist: distrib.Block, ElementMap: true, Gather: reduce.GatherPartitioned}, true},
-		{wc, "cyclic", jobOpts{Dist: distrib.Cyclic, ElementMap: true, Gather: reduce.GatherPartitioned}, true},
-		{wc, "bestfit+gather-root", jobOpts{Dist: distrib.BestFit, ElementMap: true, Gather: reduce.GatherRoot}, true},
-		{wc, "no-collectives+gather-all", jobOpts{Dist: distrib.Block, Gather: reduce.GatherAll, Transfer: reduce.ElementByElement}, true},
-		{sc, "balanced+no-collectives", jobOpts{Dist: distrib.Balanced, ElementMap: true, Gather: reduce.GatherPartitioned, Transfer: reduce.ElementByElement}, true},
-		{wc, "array", jobOpts{Dist: distrib.Block, Gather: reduce.GatherPartitioned}, true},
+		{wc, "default", opts(mr.Options{Map: mr.MapArray, Gather: reduce.GatherPartitioned}), true},
+		{sc, "default", opts(mr.Options{Map: mr.MapElement, Gather: reduce.GatherPartitioned}), true},
+		{wc, "element", opts(mr.Options{Map: mr.MapElement, Gather: reduce.GatherPartitioned}), true},
+		{wc, "cyclic", opts(mr.Options{Map: mr.MapElement, Dist: distrib.Cyclic, Gather: reduce.GatherPartitioned}), true},
+		{wc, "bestfit+gather-root", opts(mr.Options{Map: mr.MapElement, Dist: distrib.BestFit, Gather: reduce.GatherRoot}), true},
+		{wc, "no-collectives+gather-all", opts(mr.Options{Map: mr.MapArray, Gather: reduce.GatherAll, Transfer: reduce.ElementByElement}), true},
+		{sc, "balanced+no-collectives", opts(mr.Options{Map: mr.MapElement, Dist: distrib.Balanced, Gather: reduce.GatherPartitioned, Transfer: reduce.ElementByElement}), true},
+		{wc, "array", opts(mr.Options{Map: mr.MapArray, Gather: reduce.GatherPartitioned}), true},
+		{wc, "bestfit+threshold=100+root=1", opts(mr.Options{Map: mr.MapElement, Dist: distrib.BestFit, Threshold: 100, Gather: reduce.GatherPartitioned, Root: 1}), true},
 		{sc, "array", jobOpts{}, false},
 	} {
-		m := benchMode{name: tc.mode, parts: strings.Split(tc.mode, "+")}
-		if err := m.check(); err != nil {
-			t.Errorf("mode %s: check: %v", tc.mode, err)
+		m, err := parseBenchMode(tc.mode)
+		if err != nil {
+			t.Errorf("mode %s: %v", tc.mode, err)
 			continue
 		}
-		got, ok := m.opts(tc.app)
+		got, ok := m.jobOpts(tc.app)
 		if ok != tc.ok || (ok && got != tc.want) {
 			t.Errorf("mode %s for %s = %+v, %v; want %+v, %v", tc.mode, tc.app.name, got, ok, tc.want, tc.ok)
 		}
+	}
+	if _, err := parseBenchMode("array+cyclic"); err == nil || !strings.Contains(err.Error(), "contiguous share") {
+		t.Errorf("array+cyclic: %v; want the array map's contiguous shares named", err)
 	}
 }
 

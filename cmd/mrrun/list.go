@@ -18,11 +18,11 @@ func cmdList(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s: %s\n", a.name, a.summary)
 		fmt.Fprintf(stdout, "  input:   %s\n", a.input)
 		maps := "element (any --dist)"
-		if a.arrayMap {
+		if a.defaults.ArrayMap {
 			maps = "array (default, the fast path), element (any --dist)"
 		}
 		fmt.Fprintf(stdout, "  map:     %s\n", maps)
-		fmt.Fprintf(stdout, "  gather:  %s by default\n", a.defaultGather)
+		fmt.Fprintf(stdout, "  gather:  %s by default\n", a.defaults.Gather)
 		fmt.Fprintf(stdout, "  output:  text (default), tsv, csv, json\n")
 		for _, f := range a.flags {
 			fmt.Fprintf(stdout, "  --%s: %s\n", f, strings.SplitN(appFlags[f], ": ", 2)[1])

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
 	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
@@ -20,8 +23,6 @@ import (
 	"github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/reduce"
-	"github.com/spf13/pflag"
-	"golang.org/x/term"
 )
 
 // jobSpec is one job: an app, its inputs and how to run it.
@@ -193,24 +194,19 @@ func gatherStats(ctx context.Context, r *pgas.Rank, js mr.JobStats, root int) ([
 	return per, arr.AllFree(ctx)
 }
 
-// gathers are the --gather values.
-var gathers = map[string]reduce.Gather{
-	"all": reduce.GatherAll, "root": reduce.GatherRoot, "none": reduce.GatherNone, "partitioned": reduce.GatherPartitioned,
-}
-
 // runFlags are the flags of the run command.
 type runFlags struct {
-	np, ranksPerNode, root, top   int
-	transport, dist, mapMode      string
-	gather, baseline, words       string
-	inputFormat, png, output      string
-	outputFormat, statsFormat     string
-	cpuprofile, memprofile        string
-	threshold                     float64
-	noCollectives, stats, quiet   bool
-	compress                      bool
-	stopGrace                     time.Duration
-	progress, version, skipUnread bool
+	np, ranksPerNode, root, top    int
+	transport, dist, mapMode, mode string
+	gather, baseline, words        string
+	inputFormat, png, output       string
+	outputFormat, statsFormat      string
+	cpuprofile, memprofile         string
+	threshold                      float64
+	noCollectives, stats, quiet    bool
+	compress                       bool
+	stopGrace                      time.Duration
+	progress, version, skipUnread  bool
 }
 
 func (f *runFlags) define(fs *pflag.FlagSet) {
@@ -218,6 +214,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
+	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root or --no-collectives")
 	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
 	fs.Float64Var(&f.threshold, "threshold", 0, "best-fit's threshold on the load difference, in bytes")
 	fs.StringVar(&f.mapMode, "map", "", "element or array (default: the app's fast path, array except for spamcount)")
@@ -276,9 +273,6 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	if err := checkStopGrace(f.stopGrace); err != nil {
 		return s, err
 	}
-	if f.root < 0 || f.root >= f.np && (f.transport != "mpi" || fs.Changed("np")) {
-		return s, usagef("--root %d is not a rank (ranks are 0 to %d)", f.root, f.np-1)
-	}
 	switch f.baseline {
 	case "", "seq", "goroutines":
 	case "mrmpi":
@@ -292,51 +286,20 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, usagef("--compress applies to --baseline mrmpi only (MR-MPI's local combining)")
 	}
 	if f.baseline != "" {
-		for _, name := range []string{"np", "dist", "threshold", "map", "gather", "root", "no-collectives", "transport", "ranks-per-node"} {
+		for _, name := range append([]string{"np", "mode"}, append(optionFlags, "transport", "ranks-per-node")...) {
 			if fs.Changed(name) {
 				return s, usagef("--%s has no effect with --baseline %s", name, f.baseline)
 			}
 		}
 	}
 	o := &s.opts
-	var err error
-	if o.Dist, err = distrib.ParseKind(f.dist); err != nil || o.Dist == distrib.Custom {
-		return s, usagef("--dist %q: want block, cyclic, balanced or bestfit", f.dist)
+	mo, err := f.jobOptions(fs, a)
+	if err != nil {
+		return s, err
 	}
-	if f.threshold < 0 {
-		return s, usagef("--threshold %v: must not be negative", f.threshold)
-	}
-	if fs.Changed("threshold") && o.Dist != distrib.BestFit {
-		return s, usagef("--threshold applies to --dist bestfit only")
-	}
-	o.Threshold = f.threshold
-	switch f.mapMode {
-	case "":
-		// The app's fast path, unless a distribution asks for the element map.
-		o.ElementMap = !a.arrayMap || fs.Changed("dist")
-	case "element":
-		o.ElementMap = true
-	case "array":
-		if !a.arrayMap {
-			return s, usagef("--map array: %s has only the element-by-element map", a.name)
-		}
-		if fs.Changed("dist") {
-			return s, usagef("--dist %s needs the element map: the array map gives each rank a contiguous share (drop --map array or --dist)", f.dist)
-		}
-	default:
-		return s, usagef("--map %q: want element or array", f.mapMode)
-	}
-	o.Gather = a.defaultGather
-	if f.gather != "" {
-		g, ok := gathers[f.gather]
-		if !ok {
-			return s, usagef("--gather %q: want all, root, none or partitioned", f.gather)
-		}
-		o.Gather = g
-	}
-	o.Root = f.root
-	if f.noCollectives {
-		o.Transfer = reduce.ElementByElement
+	o.Options = mo.Resolve(a.defaults)
+	if o.Root < 0 || o.Root >= f.np && (f.transport != "mpi" || fs.Changed("np")) {
+		return s, usagef("--root %d is not a rank (ranks are 0 to %d)", o.Root, f.np-1)
 	}
 	if f.top < 0 {
 		return s, usagef("--top %d: must not be negative", f.top)
@@ -355,6 +318,74 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, usagef("--stats-format %q: want table or json", f.statsFormat)
 	}
 	return s, nil
+}
+
+// optionFlags are the run flags that set the job options one by one.
+var optionFlags = []string{"dist", "threshold", "map", "gather", "root", "no-collectives"}
+
+// jobOptions returns the job options the flags set for app a: from --mode,
+// or from the flags of optionFlags, where a distribution implies the
+// element map. The options are checked against the app, unresolved.
+func (f *runFlags) jobOptions(fs *pflag.FlagSet, a *app) (mr.Options, error) {
+	var o mr.Options
+	if fs.Changed("mode") {
+		for _, name := range optionFlags {
+			if fs.Changed(name) {
+				return o, usagef("--%s with --mode: --mode sets every job option (drop one of them)", name)
+			}
+		}
+		o, err := mr.ParseOptions(f.mode)
+		if err != nil {
+			return o, usagef("--mode %s: %v", f.mode, err)
+		}
+		if o.Map == mr.MapArray && o.Dist != distrib.Block {
+			return o, usagef("--mode %s: the array map gives each rank a contiguous share; it does not combine with %v", f.mode, o.Dist)
+		}
+		if err := o.Validate(a.defaults); err != nil {
+			return o, usagef("--mode %s: %s: %v", f.mode, a.name, err)
+		}
+		return o, nil
+	}
+	var err error
+	if o.Dist, err = distrib.ParseKind(f.dist); err != nil || o.Dist == distrib.Custom {
+		return o, usagef("--dist %q: want block, cyclic, balanced or bestfit", f.dist)
+	}
+	if f.threshold < 0 {
+		return o, usagef("--threshold %v: must not be negative", f.threshold)
+	}
+	if fs.Changed("threshold") && o.Dist != distrib.BestFit {
+		return o, usagef("--threshold applies to --dist bestfit only")
+	}
+	o.Threshold = f.threshold
+	switch f.mapMode {
+	case "":
+		// The app's fast path, unless a distribution asks for the element map.
+		if fs.Changed("dist") {
+			o.Map = mr.MapElement
+		}
+	case "element":
+		o.Map = mr.MapElement
+	case "array":
+		if !a.defaults.ArrayMap {
+			return o, usagef("--map array: %s has only the element-by-element map", a.name)
+		}
+		if fs.Changed("dist") {
+			return o, usagef("--dist %s needs the element map: the array map gives each rank a contiguous share (drop --map array or --dist)", f.dist)
+		}
+		o.Map = mr.MapArray
+	default:
+		return o, usagef("--map %q: want element or array", f.mapMode)
+	}
+	if f.gather != "" {
+		if o.Gather, err = mr.ParseGather(f.gather); err != nil {
+			return o, usagef("--gather %q: want all, root, none or partitioned", f.gather)
+		}
+	}
+	o.Root = f.root
+	if f.noCollectives {
+		o.Transfer = reduce.ElementByElement
+	}
+	return o, nil
 }
 
 // cmdRun is mrrun [flags] APP INPUT...

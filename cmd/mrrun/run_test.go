@@ -125,6 +125,8 @@ func TestSameOutput(t *testing.T) {
 		{"-np", "4", "--ranks-per-node", "2"},
 		{"--transport", "shm", "-np", "2"},
 		{"--transport", "shm", "-np", "4", "--map", "element", "--dist", "cyclic", "--gather", "all"},
+		{"-np", "3", "--mode", "cyclic+no-collectives+gather-root+root=2"},
+		{"-np", "2", "--mode", "bestfit+threshold=1000+gather-none"},
 	}
 	for _, app := range []string{"histogram", "linreg", "wordcount", "spamcount"} {
 		t.Run(app, func(t *testing.T) {
@@ -236,6 +238,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--baseline", "magic", "wordcount", wc}, `--baseline "magic"`},
 		{[]string{"--baseline", "seq", "--dist", "cyclic", "wordcount", wc}, "--dist has no effect with --baseline seq"},
 		{[]string{"--threshold", "5", "wordcount", wc}, "--threshold applies to --dist bestfit only"},
+		{[]string{"--mode", "cyclic+fast", "wordcount", wc}, `--mode cyclic+fast: unknown mode "fast"`},
+		{[]string{"--mode", "cyclic", "--gather", "root", "wordcount", wc}, "--gather with --mode"},
+		{[]string{"--mode", "array", "spamcount", wc}, "--mode array: spamcount: map array: the job has only the element-by-element map"},
+		{[]string{"--mode", "array+balanced", "wordcount", wc}, "--mode array+balanced: the array map gives each rank a contiguous share"},
+		{[]string{"-np", "2", "--mode", "root=2", "wordcount", wc}, "--root 2 is not a rank"},
+		{[]string{"--baseline", "seq", "--mode", "cyclic", "wordcount", wc}, "--mode has no effect with --baseline seq"},
 		{[]string{"list", "extra"}, "list takes no arguments"},
 		{[]string{"--compress", "wordcount", wc}, "--compress applies to --baseline mrmpi only"},
 		{[]string{"--transport", "mpi", "wordcount", wc}, "--transport mpi: start mrrun under an MPI launcher"},

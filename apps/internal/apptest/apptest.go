@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/inproc"
 	"github.com/pgasmr/pgasmr/pgas/wrap"
@@ -59,4 +60,13 @@ func FaultSweep(t *testing.T, job func(ctx context.Context, r *pgas.Rank) error)
 	if n := runtime.NumGoroutine(); n > base {
 		t.Errorf("%d goroutines left after the fault sweep", n-base)
 	}
+}
+
+// MapMode returns mr.MapElement for element, else mr.MapArray: the map a
+// test's loop over both selects.
+func MapMode(element bool) mr.MapMode {
+	if element {
+		return mr.MapElement
+	}
+	return mr.MapArray
 }

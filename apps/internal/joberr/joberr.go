@@ -29,3 +29,31 @@ func Wrap(app string, err error) error {
 	}
 	return fmt.Errorf("%s%w", prefix, err)
 }
+
+// Prefix returns the problems of errs (each of which may join several,
+// as errors.Join does) joined, each on its line with app's name in front
+// once: "wordcount: Top -1, want >= 0". Prefix of no problem is nil.
+func Prefix(app string, errs ...error) error {
+	var out []error
+	var add func(err error)
+	add = func(err error) {
+		if err == nil {
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				add(e)
+			}
+			return
+		}
+		if strings.HasPrefix(err.Error(), app+": ") {
+			out = append(out, err)
+			return
+		}
+		out = append(out, fmt.Errorf("%s: %w", app, err))
+	}
+	for _, err := range errs {
+		add(err)
+	}
+	return errors.Join(out...)
+}

@@ -1,0 +1,317 @@
+package mr
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// MapMode selects how a job's map runs.
+type MapMode int
+
+// The map modes.
+const (
+	// MapDefault is the zero value: the job's fast path (see
+	// Defaults.ArrayMap), or the element map when Options.Dist is not
+	// Block.
+	MapDefault MapMode = iota
+	// MapElement maps element by element (ApplyMap), dealt by Dist.
+	MapElement
+	// MapArray calls the job's array-based map once per rank
+	// (ApplyMapArray) over a contiguous share of the input.
+	MapArray
+)
+
+func (m MapMode) String() string {
+	switch m {
+	case MapDefault:
+		return "default"
+	case MapElement:
+		return "element"
+	case MapArray:
+		return "array"
+	}
+	return fmt.Sprintf("MapMode(%d)", int(m))
+}
+
+// Options are the settings every MapReduce job has, whatever its map and
+// reduce functions: which map runs, how its input is dealt to the ranks,
+// how the reduce stage moves pairs and which rank gets the result. The
+// zero value is valid: every field then takes the job's default (see
+// Defaults and Resolve). Applications embed Options in their own options
+// type; mrrun parses them once, from its flags or from the String form.
+//
+// The String form is a list of modes joined by "+", one for each field that
+// differs from the zero value, in this order (what mrrun's --mode and mrrun
+// bench's --modes take):
+//
+//	array | element           Map (element is left out when Dist implies it)
+//	cyclic | balanced | bestfit
+//	                          Dist (block, the zero value, is left out)
+//	threshold=T               Threshold (bestfit only)
+//	gather-all | gather-root | gather-none | gather-partitioned
+//	                          Gather
+//	no-collectives            Transfer = reduce.ElementByElement
+//	root=N                    Root
+//
+// The zero Options prints as "default", and "default" may appear among the
+// modes of a parsed string, where it sets nothing.
+type Options struct {
+	// Map selects the element-by-element or the array-based map.
+	Map MapMode
+	// Dist deals the input elements to the ranks (default distrib.Block,
+	// contiguous shares); any other distribution implies MapElement under
+	// MapDefault.
+	Dist distrib.Kind
+	// Threshold is best-fit's threshold on the largest load difference
+	// (in the input's weight unit; bytes for the apps). Other
+	// distributions ignore it.
+	Threshold float64
+	// Gather is the reduce stage's gather mode; GatherDefault is the job's
+	// (Defaults.Gather).
+	Gather reduce.Gather
+	// Root is the rank that gets the result (under GatherAll every rank
+	// computes it).
+	Root int
+	// Transfer moves the pairs with collectives (the default) or element
+	// by element.
+	Transfer reduce.Transfer
+}
+
+// Defaults are what a job makes of Options' zero fields: they are part of
+// the job (an application declares its own once), not of a run.
+type Defaults struct {
+	// ArrayMap says the job has an array-based map, its fast path: under
+	// MapDefault it runs when Dist is Block. A job without one maps
+	// element by element only.
+	ArrayMap bool
+	// Gather replaces GatherDefault; GatherDefault here means
+	// GatherPartitioned.
+	Gather reduce.Gather
+}
+
+// Resolve returns o with the defaults applied: Map is MapElement or
+// MapArray, Gather is never GatherDefault, and Threshold is zero unless
+// Dist is BestFit. Resolve does not validate.
+func (o Options) Resolve(d Defaults) Options {
+	if o.Dist != distrib.BestFit {
+		o.Threshold = 0
+	}
+	if o.Map == MapDefault {
+		o.Map = MapElement
+		if d.ArrayMap && o.Dist == distrib.Block {
+			o.Map = MapArray
+		}
+	}
+	if o.Gather == reduce.GatherDefault {
+		o.Gather = d.Gather
+		if o.Gather == reduce.GatherDefault {
+			o.Gather = reduce.GatherPartitioned
+		}
+	}
+	return o
+}
+
+// Validate reports every problem with o for a job with defaults d, joined;
+// nil if there is none. Each names the field and the value.
+func (o Options) Validate(d Defaults) error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	switch o.Map {
+	case MapDefault, MapElement:
+	case MapArray:
+		if !d.ArrayMap {
+			add("map array: the job has only the element-by-element map")
+		}
+	default:
+		add("map mode %v: want default, element or array", o.Map)
+	}
+	switch o.Dist {
+	case distrib.Block, distrib.Cyclic, distrib.Balanced, distrib.BestFit:
+	default:
+		add("distribution %v: want block, cyclic, balanced or bestfit", o.Dist)
+	}
+	if math.IsNaN(o.Threshold) || math.IsInf(o.Threshold, 0) || o.Threshold < 0 {
+		add("threshold %v: want a finite number >= 0", o.Threshold)
+	}
+	switch o.Gather {
+	case reduce.GatherDefault, reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone:
+	default:
+		add("gather mode %v: want all, root, none or partitioned", o.Gather)
+	}
+	if o.Root < 0 {
+		add("root %d: want a rank >= 0", o.Root)
+	}
+	if o.Transfer != reduce.Collective && o.Transfer != reduce.ElementByElement {
+		add("transfer mode %d: want collective or element", int(o.Transfer))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckRanks reports whether o's root is a rank of a job of ranks ranks.
+func (o Options) CheckRanks(ranks int) error {
+	if o.Root < 0 || o.Root >= ranks {
+		return fmt.Errorf("root %d is not a rank (ranks are 0 to %d)", o.Root, ranks-1)
+	}
+	return nil
+}
+
+// MapOptions returns the ApplyMap options o selects: the distribution and
+// best-fit's threshold.
+func (o Options) MapOptions() []MapOption {
+	return []MapOption{WithDistribution(o.Dist), WithThreshold(o.Threshold)}
+}
+
+// ReduceOptions returns the ApplyReduce options of a job whose result is
+// wanted on Root: the gather mode (resolved with d), the root and the
+// transfer, and Merge where the gather leaves the pairs spread over the
+// ranks (GatherNone, GatherPartitioned), so that Root sees every key.
+func (o Options) ReduceOptions(d Defaults) []ReduceOption {
+	g := o.Resolve(d).Gather
+	ro := []ReduceOption{Gather(g), Root(o.Root), WithTransfer(o.Transfer)}
+	if g == reduce.GatherNone || g == reduce.GatherPartitioned {
+		ro = append(ro, Merge())
+	}
+	return ro
+}
+
+// String returns o's String form (see Options): "default" for the zero
+// value, else the parts of the non-zero fields joined by "+". An invalid
+// field prints as its Go value and does not parse.
+func (o Options) String() string {
+	var parts []string
+	switch {
+	case o.Map == MapElement && o.Dist != distrib.Block: // implied by Dist
+	case o.Map != MapDefault:
+		parts = append(parts, o.Map.String())
+	}
+	if o.Dist != distrib.Block {
+		parts = append(parts, o.Dist.String())
+	}
+	if o.Threshold != 0 && o.Dist == distrib.BestFit {
+		parts = append(parts, "threshold="+strconv.FormatFloat(o.Threshold, 'g', -1, 64))
+	}
+	if o.Gather != reduce.GatherDefault {
+		parts = append(parts, "gather-"+o.Gather.String())
+	}
+	switch o.Transfer {
+	case reduce.Collective:
+	case reduce.ElementByElement:
+		parts = append(parts, "no-collectives")
+	default:
+		parts = append(parts, fmt.Sprintf("transfer=%d", int(o.Transfer)))
+	}
+	if o.Root != 0 {
+		parts = append(parts, "root="+strconv.Itoa(o.Root))
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, "+")
+}
+
+// ModeNames are the modes of the String form that take no value, in
+// the order mrrun's help lists them.
+var ModeNames = []string{"default", "array", "element", "cyclic", "balanced", "bestfit",
+	"no-collectives", "gather-all", "gather-root", "gather-none", "gather-partitioned"}
+
+// ParseOptions parses the String form: parts joined by "+", in any order,
+// each at most once. A distribution part ("block" too) sets MapElement
+// unless "array" is given, as mrrun's --dist does. It rejects unknown
+// parts and contradictions (two distributions, a threshold without
+// bestfit) with an error
+// naming the part (and not the whole string: callers name their source,
+// "--modes cyclic+x: ..."); it does not check a job's defaults (see Validate).
+// ParseOptions(o.String()) resolves to what o resolves to for every valid
+// o.
+func ParseOptions(s string) (Options, error) {
+	var o Options
+	if strings.TrimSpace(s) == "" {
+		return o, errors.New("no mode (want \"default\" or modes joined by +)")
+	}
+	seen := map[string]string{} // field → part that set it
+	set := func(field, part string) error {
+		if prev, ok := seen[field]; ok {
+			if prev == part {
+				return fmt.Errorf("%s given twice", part)
+			}
+			return fmt.Errorf("two %ss (%s and %s)", field, prev, part)
+		}
+		seen[field] = part
+		return nil
+	}
+	for _, part := range strings.Split(s, "+") {
+		name, val, hasVal := strings.Cut(part, "=")
+		var err error
+		switch {
+		case part == "default":
+		case part == "array" || part == "element":
+			if err = set("map mode", part); err == nil {
+				o.Map = MapArray
+				if part == "element" {
+					o.Map = MapElement
+				}
+			}
+		case part == "block" || part == "cyclic" || part == "balanced" || part == "bestfit":
+			if err = set("distribution", part); err == nil {
+				o.Dist, _ = distrib.ParseKind(part)
+			}
+		case strings.HasPrefix(part, "gather-"):
+			g, gerr := ParseGather(strings.TrimPrefix(part, "gather-"))
+			if gerr != nil {
+				return o, fmt.Errorf("unknown gather mode %q (want gather-all, gather-root, gather-none or gather-partitioned)", part)
+			}
+			if err = set("gather mode", part); err == nil {
+				o.Gather = g
+			}
+		case part == "no-collectives":
+			if err = set("transfer mode", part); err == nil {
+				o.Transfer = reduce.ElementByElement
+			}
+		case hasVal && name == "threshold":
+			t, perr := strconv.ParseFloat(val, 64)
+			if perr != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+				return o, fmt.Errorf("%s: want a finite number >= 0", part)
+			}
+			if err = set("threshold", part); err == nil {
+				o.Threshold = t
+			}
+		case hasVal && name == "root":
+			n, perr := strconv.Atoi(val)
+			if perr != nil || n < 0 {
+				return o, fmt.Errorf("%s: want a rank >= 0", part)
+			}
+			if err = set("root", part); err == nil {
+				o.Root = n
+			}
+		default:
+			return o, fmt.Errorf("unknown mode %q (want %s, threshold=T or root=N, or several joined by +)", part, strings.Join(ModeNames, ", "))
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if _, ok := seen["distribution"]; ok && o.Map == MapDefault {
+		o.Map = MapElement // a distribution asks for the element map, as mrrun's --dist does
+	}
+	if o.Threshold != 0 && o.Dist != distrib.BestFit {
+		return o, errors.New("threshold= applies to bestfit only")
+	}
+	return o, nil
+}
+
+// ParseGather parses a gather mode's name as reduce.Gather's String
+// prints it: all, root, none or partitioned.
+func ParseGather(s string) (reduce.Gather, error) {
+	for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
+		if g.String() == s {
+			return g, nil
+		}
+	}
+	return reduce.GatherDefault, fmt.Errorf("unknown gather mode %q (want all, root, none or partitioned)", s)
+}

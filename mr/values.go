@@ -1,0 +1,70 @@
+package mr
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// GatherValues is collective: every rank passes its value v, and root gets
+// every rank's value, in rank order; the other ranks get nil. It carries a
+// job's per-rank side results, what is not a pair (the files a rank read,
+// the ones it skipped), to the rank that builds the result, so that they
+// need not travel as fake keys. T is encoded with msgpack: exported
+// fields, slices, maps and strings move; T need not be pointer-free.
+func GatherValues[T any](ctx context.Context, r *pgas.Rank, v T, root int) ([]T, error) {
+	if root < 0 || root >= r.N() {
+		return nil, fmt.Errorf("mr: GatherValues: root %d is not a rank (ranks are 0 to %d)", root, r.N()-1)
+	}
+	return gatherValues(ctx, r, v, root, false)
+}
+
+// AllGatherValues is GatherValues with every rank getting every value.
+func AllGatherValues[T any](ctx context.Context, r *pgas.Rank, v T) ([]T, error) {
+	return gatherValues(ctx, r, v, 0, true)
+}
+
+func gatherValues[T any](ctx context.Context, r *pgas.Rank, v T, root int, all bool) ([]T, error) {
+	mine, err := msgpack.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("mr: encoding rank %d's %T: %w", r.ID(), v, err)
+	}
+	n := r.N()
+	lens := make([]int64, n)
+	if err := coll.Allgather(ctx, r.World(), coll.Private(lens), coll.Private([]int64{int64(len(mine))}), 1); err != nil {
+		return nil, fmt.Errorf("mr: gathering value sizes: %w", err)
+	}
+	counts := make([]int, n)
+	total := 0
+	for i, l := range lens {
+		counts[i] = int(l)
+		total += int(l)
+	}
+	var recv []byte
+	if all || r.ID() == root {
+		recv = make([]byte, total)
+	}
+	if all {
+		err = coll.AllgatherV(ctx, r.World(), coll.Private(recv), coll.Private(mine), counts, nil, nil)
+	} else {
+		err = coll.GatherV(ctx, r.World(), coll.Private(recv), coll.Private(mine), counts, nil, nil, coll.Root(root))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mr: gathering values: %w", err)
+	}
+	if recv == nil {
+		return nil, nil
+	}
+	out := make([]T, n)
+	off := 0
+	for i, c := range counts {
+		if err := msgpack.Unmarshal(recv[off:off+c], &out[i]); err != nil {
+			return nil, fmt.Errorf("mr: decoding rank %d's %T: %w", i, out[i], err)
+		}
+		off += c
+	}
+	return out, nil
+}

@@ -1,0 +1,88 @@
+package reduce_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// TestCountTable checks the table against a map through growth, AddN,
+// Reset and keys that share a prefix or are empty.
+func TestCountTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := reduce.NewCountTable()
+	want := map[string]int64{}
+	check := func(when string) {
+		t.Helper()
+		got := maps.Collect(c.All())
+		if c.Len() != len(want) || !maps.Equal(got, want) {
+			t.Fatalf("%s: Len %d, %d keys yielded, differ from the map's %d: %v", when, c.Len(), len(got), len(want), !maps.Equal(got, want))
+		}
+	}
+	buf := make([]byte, 0, 16)
+	for i := range 100_000 {
+		buf = fmt.Appendf(buf[:0], "w%d", rng.IntN(20_000))
+		if i%1000 == 0 {
+			buf = buf[:0] // the empty key
+		}
+		c.Add(buf)
+		want[string(buf)]++
+		if len(buf) > 0 {
+			buf[0] = 'X' // the table must not have kept the bytes
+		}
+	}
+	check("after Add")
+	for k, n := range maps.Clone(want) {
+		c.AddN(k+"!", 2*n)
+		want[k+"!"] += 2 * n
+		c.AddN(k, -n)
+		want[k] -= n
+	}
+	check("after AddN")
+	stop := 0
+	for range c.All() {
+		if stop++; stop == 3 {
+			break // All stops when asked
+		}
+	}
+	c.Reset()
+	clear(want)
+	check("after Reset")
+	c.Add([]byte("again"))
+	want["again"] = 1
+	check("after Reset and Add")
+}
+
+// BenchmarkCountTable counts 1 M words drawn from a 50,000-word Zipf
+// vocabulary, with the table and with a map[string]int64.
+func BenchmarkCountTable(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	z := rand.NewZipf(rng, 1.1, 1, 49_999)
+	words := make([][]byte, 1_000_000)
+	var n int64
+	for i := range words {
+		words[i] = fmt.Appendf(nil, "word%d", z.Uint64())
+		n += int64(len(words[i]))
+	}
+	b.Run("table", func(b *testing.B) {
+		b.SetBytes(n)
+		for b.Loop() {
+			c := reduce.NewCountTable()
+			for _, w := range words {
+				c.Add(w)
+			}
+		}
+	})
+	b.Run("map", func(b *testing.B) {
+		b.SetBytes(n)
+		for b.Loop() {
+			m := map[string]int64{}
+			for _, w := range words {
+				m[string(w)]++
+			}
+		}
+	})
+}
