@@ -221,3 +221,65 @@ func TestGatherValues(t *testing.T) {
 		t.Errorf("a channel: %v", err)
 	}
 }
+
+// TestGatherStats: the root gets every rank's JobStats in rank order, with
+// the figures its mr calls added and its own runtime counters.
+func TestGatherStats(t *testing.T) {
+	ls := lines(300)
+	var total int64
+	for _, l := range ls {
+		total += int64(len(strings.Fields(l)))
+	}
+	for _, ranks := range []int{1, 3} {
+		var got []mr.JobStats
+		err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks}, func(ctx context.Context, r *pgas.Rank) error {
+			var js mr.JobStats
+			ctx = mr.WithStats(ctx, &js)
+			st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+			if err != nil {
+				return err
+			}
+			if _, err := mr.ApplyMap(ctx, r, mr.Slice(ls), func(ctx context.Context, l string, emit func(string, int64)) error {
+				for _, w := range strings.Fields(l) {
+					emit(w, 1)
+				}
+				return nil
+			}, st); err != nil {
+				return err
+			}
+			if _, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (int, error) { return p.Len(), nil }); err != nil {
+				return err
+			}
+			all, err := mr.GatherStats(ctx, r, js, ranks-1)
+			if r.ID() == ranks-1 {
+				got = all
+			} else if all != nil {
+				return fmt.Errorf("rank %d got %d stats, want nil", r.ID(), len(all))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != ranks {
+			t.Fatalf("%d ranks: root got %d stats", ranks, len(got))
+		}
+		var emitted, moved int64
+		for i, js := range got {
+			if js.Runtime.Rank != i || len(js.Runtime.Peers) != ranks {
+				t.Errorf("%d ranks: stats %d have the runtime counters of rank %d with %d peers", ranks, i, js.Runtime.Rank, len(js.Runtime.Peers))
+			}
+			if js.Map <= 0 {
+				t.Errorf("%d ranks: rank %d map time %v", ranks, i, js.Map)
+			}
+			emitted += js.Pairs.PairsEmitted
+			moved += js.Pairs.PairsMoved
+			if ranks > 1 && js.Runtime.Messages() == 0 {
+				t.Errorf("%d ranks: rank %d counted no message", ranks, i)
+			}
+		}
+		if emitted != total || (ranks > 1) != (moved > 0) {
+			t.Errorf("%d ranks: %d pairs emitted, %d moved; want %d emitted and some moved iff ranks > 1", ranks, emitted, moved, total)
+		}
+	}
+}

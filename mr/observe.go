@@ -2,9 +2,11 @@ package mr
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
+	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -26,6 +28,22 @@ type JobStats struct {
 	Exchange time.Duration // reduce stage: moving pairs
 	Reduce   time.Duration // merging received pairs and the user's reduce
 	Pairs    reduce.Stats  // pairs emitted and moved, bytes of pairs (the Duration fields are not used)
+	// Runtime is the rank's runtime counters (its traffic), set by
+	// GatherStats.
+	Runtime pgas.Stats
+}
+
+// GatherStats is collective: every rank passes the JobStats its mr calls
+// filled, and root gets every rank's, in rank order, each with the rank's
+// runtime counters as they were when it called GatherStats (the gather's
+// own traffic is not counted). Other ranks get nil.
+func GatherStats(ctx context.Context, r *pgas.Rank, js JobStats, root int) ([]JobStats, error) {
+	js.Runtime = r.Stats()
+	all, err := GatherValues(ctx, r, js, root)
+	if err != nil {
+		return nil, fmt.Errorf("mr: gathering job stats: %w", err)
+	}
+	return all, nil
 }
 
 // WithStats returns a context that makes the mr calls of the rank using it

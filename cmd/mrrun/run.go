@@ -49,12 +49,7 @@ type jobStats struct {
 	Ranks        int
 	RanksPerNode int
 	Wall         time.Duration
-	PerRank      []rankStats
-}
-
-type rankStats struct {
-	mr.JobStats
-	Runtime pgas.Stats
+	PerRank      []mr.JobStats
 }
 
 // transports lists the transports this build has.
@@ -137,7 +132,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 			return err
 		}
 		if obs.stats != nil {
-			per, err := gatherStats(ctx, r, js, spec.opts.Root)
+			per, err := mr.GatherStats(ctx, r, js, spec.opts.Root)
 			if err != nil {
 				return fmt.Errorf("gathering --stats: %w", err)
 			}
@@ -160,38 +155,6 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		return nil, fmt.Errorf("%s: rank %d returned no result", a.name, spec.opts.Root)
 	}
 	return res, nil
-}
-
-// gatherStats is collective: it returns, on root, every rank's figures:
-// its mr.JobStats (gathered through a shared array, one element per rank)
-// and its runtime counters (pgas.AllStats, taken before the gather so the
-// gather's own traffic is not counted). Other ranks get nil.
-func gatherStats(ctx context.Context, r *pgas.Rank, js mr.JobStats, root int) ([]rankStats, error) {
-	rt, _, err := r.AllStats(ctx)
-	if err != nil {
-		return nil, err
-	}
-	n := int64(r.N())
-	arr, err := pgas.AllAllocArray[mr.JobStats](ctx, r, n, 1)
-	if err != nil {
-		return nil, err
-	}
-	arr.Local()[0] = js
-	if err := r.Barrier(ctx); err != nil {
-		return nil, err
-	}
-	var per []rankStats
-	if r.ID() == root {
-		all := make([]mr.JobStats, n)
-		if err := arr.GetRange(ctx, all, 0); err != nil {
-			return nil, err
-		}
-		per = make([]rankStats, n)
-		for i := range per {
-			per[i] = rankStats{JobStats: all[i], Runtime: rt[i]}
-		}
-	}
-	return per, arr.AllFree(ctx)
 }
 
 // runFlags are the flags of the run command.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/pgasmr/pgasmr/mr"
 )
 
 // statsJSON is the --stats-format json shape.
@@ -40,7 +42,7 @@ type rankStatsJSON struct {
 	PhasesS       phasesJSON `json:"phases_s"`
 }
 
-func phases(r rankStats) phasesJSON {
+func phases(r mr.JobStats) phasesJSON {
 	return phasesJSON{Map: r.Map.Seconds(), Combine: r.Combine.Seconds(), Exchange: r.Exchange.Seconds(), Reduce: r.Reduce.Seconds()}
 }
 
@@ -70,7 +72,7 @@ func (s jobStats) toJSON() statsJSON {
 // traffic returns the bytes that left rank i's memory for other ranks (its
 // puts and the others' gets from it) and the bytes that reached it (the
 // others' puts to it and its gets), from the runtime's per-peer counters.
-func traffic(per []rankStats, i int) (sent, recv int64) {
+func traffic(per []mr.JobStats, i int) (sent, recv int64) {
 	sent, recv = per[i].Runtime.BytesSent(), per[i].Runtime.BytesReceived()
 	for j, o := range per {
 		if j == i || i >= len(o.Runtime.Peers) {
