@@ -17,35 +17,28 @@ import (
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
 
-// rankOf is the launcher that started this process as a rank ("shm"), or
-// "" for a process that was not; rankID is then its rank. Set by
-// initRank.
-var (
-	rankOf string
-	rankID int
-)
-
-// initRank finds out whether a launcher started this process as a rank
-// (mrrun's shm launcher, or an MPI launcher). A problem with that (an MPI
-// launcher but no MPI in this build) is reported by the run command with
-// --transport mpi; other commands do not care.
-func initRank() {
+// rankProcess says whether a launcher started this process as a rank:
+// launcher is "shm" (mrrun's) or "mpi" (an MPI launcher), or "" for a
+// process that was not; rank is then its rank, as the launcher's
+// environment gives it (for MPI the rank MPI_Init will report). A problem
+// with that (an MPI launcher but no MPI in this build) is reported by the
+// run command with --transport mpi; other commands do not care.
+func rankProcess() (launcher string, rank int) {
 	kind, err := launch.Launched()
-	if err != nil {
-		return
+	if err != nil || kind == "" {
+		return "", 0
 	}
-	rankOf = kind
 	switch kind {
 	case "shm":
-		rankID, _ = strconv.Atoi(os.Getenv(shm.EnvRank))
-	case "mpi": // until MPI is initialised: what the launchers say
+		rank, _ = strconv.Atoi(os.Getenv(shm.EnvRank))
+	case "mpi":
 		for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"} {
 			if r, err := strconv.Atoi(os.Getenv(v)); err == nil {
-				rankID = r
-				break
+				return kind, r
 			}
 		}
 	}
+	return kind, rank
 }
 
 // launchRanks runs a job of n rank processes of this program with args
@@ -230,9 +223,10 @@ const (
 // reportProgress reports p on w until the returned function is called,
 // which sends the last report.
 func reportProgress(w io.Writer, p *mr.Progress) (stop func()) {
+	_, rank := rankProcess()
 	send := func() {
 		f, b, tf, tb := p.Snapshot()
-		fmt.Fprintf(w, "%s%d %d %d %d %d\n", progressPrefix, rankID, f, b, tf, tb)
+		fmt.Fprintf(w, "%s%d %d %d %d %d\n", progressPrefix, rank, f, b, tf, tb)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup

@@ -67,7 +67,6 @@ var errInterrupted = errors.New("interrupted")
 // status. A cancelled ctx means interrupted.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args = rewriteNP(args)
-	initRank()
 	return report(ctx, stderr, dispatch(ctx, args, stdout, stderr))
 }
 
@@ -88,12 +87,12 @@ func report(ctx context.Context, stderr io.Writer, err error) int {
 		code = ee.code
 	}
 	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
-	if rankOf != "" {
+	if launcher, rank := rankProcess(); launcher != "" {
 		// A rank process: its launcher prints one line for the job.
 		if code == 130 {
 			return code
 		}
-		msg = fmt.Sprintf("rank %d: %s", rankID, strings.TrimPrefix(msg, fmt.Sprintf("pgas: rank %d: ", rankID)))
+		msg = fmt.Sprintf("rank %d: %s", rank, strings.TrimPrefix(msg, fmt.Sprintf("pgas: rank %d: ", rank)))
 	} else if strings.HasPrefix(msg, "pgas: rank ") {
 		// pgas.Run's *JobError: the rank is the information, not the
 		// package (and a shm job's line reads the same).

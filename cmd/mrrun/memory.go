@@ -78,9 +78,9 @@ func (m *memWatch) jobErr(err error) error {
 func exitOverLimit(stderr io.Writer, e *memlimit.ExceededError) {
 	var buf [512]byte
 	b := append(buf[:0], "mrrun: "...)
-	if rankOf != "" {
+	if launcher, rank := rankProcess(); launcher != "" {
 		b = append(b, "rank "...)
-		b = strconv.AppendInt(b, int64(rankID), 10)
+		b = strconv.AppendInt(b, int64(rank), 10)
 		b = append(b, ": "...)
 	}
 	b = append(append(b, e.Error()...), '\n')

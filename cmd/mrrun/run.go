@@ -80,6 +80,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		return nil, usagef("unknown baseline %q (want seq, goroutines or mrmpi)", spec.baseline)
 	}
 	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode}
+	procRank := -1 // the rank this process is, under shm and mpi
 	switch spec.transport {
 	case "inproc":
 	case "shm", "mpi":
@@ -106,7 +107,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 			return nil, fmt.Errorf("--transport shm: launched with %d ranks, asked for %d", cfg.Ranks, spec.ranks)
 		}
 		if r, ok := cfg.Transport.(interface{ Rank() int }); ok {
-			rankID = r.Rank()
+			procRank = r.Rank()
 		}
 	default:
 		return nil, usagef("transport %q is not available in this build (want %s)", spec.transport, strings.Join(transports, ", "))
@@ -151,7 +152,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res == nil && (spec.transport == "inproc" || rankID == spec.opts.Root) {
+	if res == nil && (spec.transport == "inproc" || procRank == spec.opts.Root) {
 		return nil, fmt.Errorf("%s: rank %d returned no result", a.name, spec.opts.Root)
 	}
 	return res, nil
@@ -382,7 +383,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	showBar := !f.quiet && (f.progress || (!fs.Changed("progress") && isTerminal(stderr)))
-	if spec.transport == "shm" && rankOf == "" {
+	launcher, rank := rankProcess()
+	if spec.transport == "shm" && launcher == "" {
 		// This process is the launcher: the ranks are copies of it, run
 		// with the same arguments; it draws the bar from their reports.
 		var bar *mr.Progress
@@ -394,11 +396,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return launchRanks(ctx, spec.ranks, f.stopGrace, args, stdout, stderr, bar)
 	}
-	if rankOf != "" {
+	if launcher != "" {
 		// A rank process: profiles are per rank.
 		for _, p := range []*string{&f.cpuprofile, &f.memprofile} {
 			if *p != "" {
-				*p = fmt.Sprintf("%s.rank%d", *p, rankID)
+				*p = fmt.Sprintf("%s.rank%d", *p, rank)
 			}
 		}
 	}
@@ -420,10 +422,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var stop func()
 	switch {
-	case rankOf == "" && showBar:
+	case launcher == "" && showBar:
 		stop = startProgress(stderr, obs.progress, a.unit)
 		defer atForcedExit(stop)() // clears the bar before "mrrun: interrupted"
-	case rankOf != "" && os.Getenv(envReportProgress) != "":
+	case launcher != "" && os.Getenv(envReportProgress) != "":
 		stop = reportProgress(stderr, obs.progress)
 	}
 	ctx, mem := watchMemory(ctx, stderr) // at the memory limit: one line, not the runtime's crash
@@ -517,7 +519,7 @@ func isTerminal(w io.Writer) bool {
 // runMRMPI runs the MapReduce-MPI baseline: this process is one MPI rank
 // (mpirun started it); rank 0 gets the result, the others nil.
 func runMRMPI(ctx context.Context, spec jobSpec) (result, error) {
-	if rankOf != "mpi" {
+	if launcher, _ := rankProcess(); launcher != "mpi" {
 		return nil, usagef("--baseline mrmpi: start mrrun under an MPI launcher (mpirun -np N mrrun --baseline mrmpi ...)")
 	}
 	o := spec.opts
