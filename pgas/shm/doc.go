@@ -50,6 +50,13 @@
 // and its file is then found by CleanStale, which Launch runs first: a
 // file whose launcher pid is dead is removed.
 //
+// A rank process that is stopped (SIGSTOP, SIGTSTP, a debugger) neither
+// fails nor progresses: the launcher polls for it (waitid with WSTOPPED
+// and WCONTINUED), reports it through LaunchOptions.Notice within about a
+// second, and fails the job with an *ExitError whose Stopped is set if the
+// rank is not continued within LaunchOptions.StopGrace (default 30 s), so
+// the others are not left waiting for the barrier time-out.
+//
 // # Rules
 //
 // A process hosts one rank and opens one job at a time; it may run several
