@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -24,6 +23,7 @@ import (
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/internal/bench"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/reduce"
@@ -276,34 +276,6 @@ func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
 	return p, nil
 }
 
-// benchResult is one configuration's line of the report (--json's shape).
-// Baselines have an empty mode, transport, dist, map and gather; ranks is 1
-// for seq and GOMAXPROCS for goroutines. Baseline is "" for pgasmr jobs.
-type benchResult struct {
-	App          string  `json:"app"`
-	Mode         string  `json:"mode"`
-	InputBytes   int64   `json:"input_bytes"`
-	Transport    string  `json:"transport"`
-	Ranks        int     `json:"ranks"`
-	Dist         string  `json:"dist"`
-	Map          string  `json:"map"`
-	Gather       string  `json:"gather"`
-	Collectives  bool    `json:"collectives"`
-	Baseline     string  `json:"baseline"`
-	Reps         int     `json:"reps"`
-	MedianS      float64 `json:"median_s"`
-	MBPerS       float64 `json:"mb_per_s"`
-	SpeedupVsSeq float64 `json:"speedup_vs_seq"`
-}
-
-// config names r's configuration: the baseline or the mode.
-func (r benchResult) config() string {
-	if r.Baseline != "" {
-		return r.Baseline
-	}
-	return r.Mode
-}
-
 // cmdBench is mrrun bench.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mrrun bench")
@@ -334,7 +306,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--dir: %w", err)
 	}
 
-	var results []benchResult
+	var results []bench.Result
 	for _, a := range p.apps {
 		inputs := p.inputs[a.name]
 		if inputs == nil {
@@ -354,7 +326,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The numbers first: a plot that cannot be written must not lose them.
 	if f.json {
 		b, err := json.MarshalIndent(struct {
-			Results []benchResult `json:"results"`
+			Results []bench.Result `json:"results"`
 		}{results}, "", "  ")
 		if err != nil {
 			return err
@@ -362,11 +334,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := writeBenchTable(stdout, results); err != nil {
+	} else if err := bench.WriteTable(stdout, results); err != nil {
 		return err
 	}
 	if p.plotFmt != "" {
-		if err := writeFileAtomic(f.plot, func(w io.Writer) error { return writeBenchPlot(w, p.plotFmt, results) }); err != nil {
+		if err := writeFileAtomic(f.plot, func(w io.Writer) error { return bench.WritePlot(w, p.plotFmt, results) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", f.plot, err)
 		}
 	}
@@ -469,19 +441,18 @@ func inputBytes(paths []string) (int64, error) {
 // interleaved, round by round over all the configurations, so that a
 // machine whose speed drifts (a shared host) slows every configuration
 // alike instead of the ones that happened to run last.
-func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transport string, progress func(string, ...any)) ([]benchResult, error) {
+func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transport string, progress func(string, ...any)) ([]bench.Result, error) {
 	size, err := inputBytes(inputs)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s input: %w", a.name, err)
 	}
 	base := jobOpts{Options: mr.Options{}.Resolve(a.defaults)}
-	type config struct {
-		label string
-		spec  jobSpec
-		r     benchResult
-		times []time.Duration
+	var configs []*bench.Config
+	add := func(label string, spec jobSpec, r bench.Result) {
+		configs = append(configs, &bench.Config{Label: label, Result: r, Run: func(ctx context.Context) ([]byte, time.Duration, error) {
+			return benchRun(ctx, spec, p.exec)
+		}})
 	}
-	var configs []*config
 	for _, b := range p.baselines {
 		if b == "mrmpi" {
 			continue // with the modes, at every rank count
@@ -490,14 +461,12 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 		if b == "goroutines" {
 			ranks = runtime.GOMAXPROCS(0)
 		}
-		configs = append(configs, &config{label: b, spec: jobSpec{app: a, inputs: inputs, baseline: b, opts: base},
-			r: benchResult{Ranks: ranks, Baseline: b}})
+		add(b, jobSpec{app: a, inputs: inputs, baseline: b, opts: base}, bench.Result{Ranks: ranks, Baseline: b})
 	}
 	if slices.Contains(p.baselines, "mrmpi") {
 		for _, n := range p.ranks {
-			configs = append(configs, &config{label: fmt.Sprintf("mrmpi ranks=%d", n),
-				spec: jobSpec{app: a, inputs: inputs, baseline: "mrmpi", ranks: n, opts: base},
-				r:    benchResult{Ranks: n, Baseline: "mrmpi", Transport: "mpi"}})
+			add(fmt.Sprintf("mrmpi ranks=%d", n), jobSpec{app: a, inputs: inputs, baseline: "mrmpi", ranks: n, opts: base},
+				bench.Result{Ranks: n, Baseline: "mrmpi", Transport: "mpi"})
 		}
 	}
 	for _, m := range p.modes {
@@ -507,128 +476,34 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 			continue
 		}
 		for _, n := range p.ranks {
-			configs = append(configs, &config{label: fmt.Sprintf("ranks=%d %s", n, m.name),
-				spec: jobSpec{app: a, inputs: inputs, transport: transport, ranks: n, opts: o},
-				r: benchResult{Mode: m.name, Transport: transport, Ranks: n, Dist: o.Dist.String(), Map: o.Map.String(),
-					Gather: o.Gather.String(), Collectives: o.Transfer == reduce.Collective}})
+			add(fmt.Sprintf("ranks=%d %s", n, m.name), jobSpec{app: a, inputs: inputs, transport: transport, ranks: n, opts: o},
+				bench.Result{Mode: m.name, Transport: transport, Ranks: n, Dist: o.Dist.String(), Map: o.Map.String(),
+					Gather: o.Gather.String(), Collectives: o.Transfer == reduce.Collective})
 		}
 	}
-	var want []byte // seq's output: every configuration must match it
-	once := func(c *config, what string) (time.Duration, error) {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		progress("%s %s %s", a.name, c.label, what)
-		var (
-			buf  bytes.Buffer
-			took time.Duration
-			err  error
-		)
-		if p.exec || c.spec.baseline == "mrmpi" {
-			took, err = runProcess(ctx, c.spec, &buf)
-		} else {
-			runtime.GC()
-			t0 := time.Now()
-			var res result
-			res, err = runJob(ctx, c.spec, observers{})
-			took = time.Since(t0)
-			if err == nil {
-				if err := res.Write(&buf, "tsv"); err != nil {
-					return 0, fmt.Errorf("bench: %s %s: writing the result: %w", a.name, c.label, err)
-				}
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return 0, ctx.Err()
-			}
-			return 0, fmt.Errorf("bench: %s %s: %w", a.name, c.label, err)
-		}
-		if want == nil {
-			want = buf.Bytes()
-		} else if err := sameOutput(want, buf.Bytes()); err != nil {
-			return 0, fmt.Errorf("bench: %s %s %s: output differs from seq's: %v", a.name, c.label, what, err)
-		}
-		return took, nil
-	}
-	for _, c := range configs {
-		for i := range p.warmup {
-			if _, err := once(c, fmt.Sprintf("warm-up %d/%d", i+1, p.warmup)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for i := range p.reps {
-		for _, c := range configs {
-			took, err := once(c, fmt.Sprintf("rep %d/%d", i+1, p.reps))
-			if err != nil {
-				return nil, err
-			}
-			c.times = append(c.times, took)
-		}
-	}
-	var (
-		results []benchResult
-		seqS    float64
-	)
-	for _, c := range configs {
-		r := c.r
-		r.App, r.InputBytes, r.Reps = a.name, size, p.reps
-		r.MedianS = median(c.times).Seconds()
-		if r.Baseline == "seq" {
-			seqS = r.MedianS
-		}
-		r.MBPerS = float64(size) / 1e6 / r.MedianS
-		r.SpeedupVsSeq = seqS / r.MedianS
-		results = append(results, r)
-	}
-	return results, nil
+	return bench.Measure(ctx, a.name, size, configs, p.warmup, p.reps, progress)
 }
 
-// sameOutput says where got first differs from want.
-func sameOutput(want, got []byte) error {
-	if bytes.Equal(want, got) {
-		return nil
+// benchRun runs spec once, as a fresh process (exec, or MapReduce-MPI,
+// which needs mpirun) or in this process, and returns its tsv output and
+// wall time.
+func benchRun(ctx context.Context, spec jobSpec, exec bool) ([]byte, time.Duration, error) {
+	var buf bytes.Buffer
+	if exec || spec.baseline == "mrmpi" {
+		took, err := runProcess(ctx, spec, &buf)
+		return buf.Bytes(), took, err
 	}
-	i := 0
-	for i < len(want) && i < len(got) && want[i] == got[i] {
-		i++
+	runtime.GC()
+	t0 := time.Now()
+	res, err := runJob(ctx, spec, observers{})
+	took := time.Since(t0)
+	if err != nil {
+		return nil, took, err
 	}
-	line := bytes.Count(want[:i], []byte("\n")) + 1
-	return fmt.Errorf("%d bytes, seq %d; first difference on line %d", len(got), len(want), line)
-}
-
-// median returns the median of d (the mean of the middle two for an even
-// count). It panics if d is empty.
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	if err := res.Write(&buf, "tsv"); err != nil {
+		return nil, took, fmt.Errorf("writing the result: %w", err)
 	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// writeBenchTable prints results as a right-aligned table.
-func writeBenchTable(w io.Writer, results []benchResult) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "app\tconfig\tranks\tdist\tmap\tgather\tcollectives\treps\tinput MB\tmedian s\tMB/s\tspeedup vs seq\t")
-	dash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return s
-	}
-	for _, r := range results {
-		coll := "-"
-		if r.Baseline == "" {
-			coll = strconv.FormatBool(r.Collectives)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%.4f\t%.1f\t%.2f\t\n", r.App, r.config(), r.Ranks,
-			dash(r.Dist), dash(r.Map), dash(r.Gather), coll, r.Reps, float64(r.InputBytes)/1e6, r.MedianS, r.MBPerS, r.SpeedupVsSeq)
-	}
-	return tw.Flush()
+	return buf.Bytes(), took, nil
 }
 
 // runProcess runs spec as a fresh mrrun process writing tsv to out, and

@@ -20,15 +20,16 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/internal/bench"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
 // benchJSON decodes mrrun bench --json's output.
-func benchJSON(t *testing.T, stdout string) []benchResult {
+func benchJSON(t *testing.T, stdout string) []bench.Result {
 	t.Helper()
 	var out struct {
-		Results []benchResult `json:"results"`
+		Results []bench.Result `json:"results"`
 	}
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
@@ -72,7 +73,7 @@ func TestBenchJSON(t *testing.T) {
 	var got []key
 	seq := map[string]float64{}
 	for _, res := range results {
-		got = append(got, key{res.App, res.config(), res.Ranks})
+		got = append(got, key{res.App, res.Config(), res.Ranks})
 		if res.Baseline == "seq" {
 			seq[res.App] = res.MedianS
 		}
@@ -88,7 +89,7 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatalf("configurations = %v; want %v", got, want)
 	}
 	for _, res := range results {
-		name := fmt.Sprintf("%s %s ranks=%d", res.App, res.config(), res.Ranks)
+		name := fmt.Sprintf("%s %s ranks=%d", res.App, res.Config(), res.Ranks)
 		if res.InputBytes != sizes[res.App] {
 			t.Errorf("%s: input_bytes = %d; want %d", name, res.InputBytes, sizes[res.App])
 		}
@@ -375,58 +376,12 @@ func TestBenchParseRanks(t *testing.T) {
 	}
 }
 
-func TestBenchMedian(t *testing.T) {
-	for _, tc := range []struct {
-		in   []time.Duration
-		want time.Duration
-	}{
-		{[]time.Duration{5}, 5},
-		{[]time.Duration{9, 1, 5}, 5},
-		{[]time.Duration{4, 1, 2, 8}, 3},
-	} {
-		in := slices.Clone(tc.in)
-		if got := median(tc.in); got != tc.want || !slices.Equal(tc.in, in) {
-			t.Errorf("median(%v) = %v (input now %v); want %v, input unchanged", in, got, tc.in, tc.want)
-		}
-	}
-}
-
-func TestBenchSameOutput(t *testing.T) {
-	if err := sameOutput([]byte("a\t1\nb\t2\n"), []byte("a\t1\nb\t2\n")); err != nil {
-		t.Errorf("equal outputs: %v", err)
-	}
-	err := sameOutput([]byte("a\t1\nb\t2\n"), []byte("a\t1\nb\t3\n"))
-	if err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("differing outputs: %v; want an error naming line 2", err)
-	}
-}
-
-func TestPlotNiceTicks(t *testing.T) {
-	for _, tc := range []struct {
-		lo, hi float64
-		want   []string
-	}{
-		{0, 2.2, []string{"0.0", "0.5", "1.0", "1.5", "2.0"}},
-		{0, 2200, []string{"0", "500", "1000", "1500", "2000"}},
-		{0, 11, []string{"0.0", "2.5", "5.0", "7.5", "10.0"}},
-		{0, 0.09, []string{"0.00", "0.02", "0.04", "0.06", "0.08"}},
-	} {
-		var got []string
-		for _, tk := range (niceTicks{}).Ticks(tc.lo, tc.hi) {
-			got = append(got, tk.Label)
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("niceTicks(%v, %v) = %v; want %v", tc.lo, tc.hi, got, tc.want)
-		}
-	}
-}
-
 // TestBenchShm runs bench with --transport shm: every job is a fresh
 // mrrun process (the ranks processes of their own), checked against seq.
 func TestBenchShm(t *testing.T) {
 	r := mrrun(t, "bench", "-q", "--json", "--apps", "wordcount,histogram", "--size", "200KB", "--reps", "1",
 		"--warmup", "0", "--ranks", "2", "--baselines", "seq", "--modes", "default,cyclic", "--transport", "shm").want(t, 0)
-	var out struct{ Results []benchResult }
+	var out struct{ Results []bench.Result }
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -21,15 +21,15 @@ import (
 type benchSeries struct {
 	label    string
 	baseline string
-	points   []benchResult // sorted by ranks
+	points   []Result // sorted by ranks
 }
 
 // benchSeriesOf groups results into series, in the order of results.
-func benchSeriesOf(results []benchResult) []benchSeries {
+func benchSeriesOf(results []Result) []benchSeries {
 	var out []benchSeries
 	index := map[string]int{}
 	for _, r := range results {
-		label := r.config() + " (baseline)"
+		label := r.Config() + " (baseline)"
 		if r.Baseline == "" {
 			label = fmt.Sprintf("pgasmr %s [%s map", r.Mode, r.Map)
 			if r.Map == "element" {
@@ -50,7 +50,7 @@ func benchSeriesOf(results []benchResult) []benchSeries {
 		out[i].points = append(out[i].points, r)
 	}
 	for i := range out {
-		slices.SortStableFunc(out[i].points, func(a, b benchResult) int { return a.Ranks - b.Ranks })
+		slices.SortStableFunc(out[i].points, func(a, b Result) int { return a.Ranks - b.Ranks })
 	}
 	return out
 }
@@ -78,17 +78,17 @@ const (
 	benchMaxPlots = 64 // rows; beyond that the image would be unreadable
 )
 
-// writeBenchPlot draws results to w as format ("png" or "svg"): per app a
+// WritePlot draws results to w as format ("png" or "svg"): per app a
 // row of two charts, throughput (MB/s) and speed-up against seq against
 // the rank count, with one series per configuration (mode; the baselines
 // as dashed horizontal reference lines with a marker at their rank count)
 // and the row's legend on the right.
-func writeBenchPlot(w io.Writer, format string, results []benchResult) error {
+func WritePlot(w io.Writer, format string, results []Result) error {
 	if len(results) == 0 {
 		return fmt.Errorf("no results to plot")
 	}
 	var appNames []string
-	byApp := map[string][]benchResult{}
+	byApp := map[string][]Result{}
 	for _, r := range results {
 		if _, ok := byApp[r.App]; !ok {
 			appNames = append(appNames, r.App)
@@ -156,7 +156,7 @@ func writeBenchPlot(w io.Writer, format string, results []benchResult) error {
 
 // benchCharts builds one app's throughput and speed-up charts and their
 // legend.
-func benchCharts(app string, results []benchResult) (thr, spd *plot.Plot, legend plot.Legend, err error) {
+func benchCharts(app string, results []Result) (thr, spd *plot.Plot, legend plot.Legend, err error) {
 	series := benchSeriesOf(results)
 	var rankTicks []int
 	maxMB, maxSpd := 0.0, 1.0
@@ -164,7 +164,8 @@ func benchCharts(app string, results []benchResult) (thr, spd *plot.Plot, legend
 		rankTicks = append(rankTicks, r.Ranks)
 		maxMB, maxSpd = max(maxMB, r.MBPerS), max(maxSpd, r.SpeedupVsSeq)
 	}
-	rankTicks = dedupSorted(rankTicks)
+	slices.Sort(rankTicks)
+	rankTicks = slices.Compact(rankTicks)
 	lo, hi := float64(rankTicks[0]), float64(rankTicks[len(rankTicks)-1])
 	logX := hi/lo >= 8
 
@@ -218,7 +219,7 @@ func benchCharts(app string, results []benchResult) (thr, spd *plot.Plot, legend
 		}
 		var thumbs []plot.Thumbnailer
 		for k, p := range []*plot.Plot{thr, spd} {
-			y := func(r benchResult) float64 {
+			y := func(r Result) float64 {
 				if k == 0 {
 					return r.MBPerS
 				}
