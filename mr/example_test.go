@@ -160,3 +160,47 @@ func ExampleParseOptions() {
 	// default array+gather-partitioned
 	// two distributions (cyclic and balanced)
 }
+
+// The three most frequent words without gathering every pair: each rank
+// reduces its partition of the keys (ReduceKeys), and TopK gathers only
+// each rank's three best to the root.
+func ExampleTopK() {
+	text := []string{"the cat", "the dog and the cat", "a dog", "the end"}
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 3}, func(ctx context.Context, r *pgas.Rank) error {
+		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+		if err != nil {
+			return err
+		}
+		if _, err := mr.ApplyMap(ctx, r, mr.Slice(text), func(ctx context.Context, line string, emit func(string, int64)) error {
+			for _, w := range strings.Fields(line) {
+				emit(w, 1)
+			}
+			return nil
+		}, st); err != nil {
+			return err
+		}
+		counts, err := mr.ReduceKeys(ctx, r, st, func(ctx context.Context, w string, n []int64) (int64, error) {
+			return n[0], nil
+		}, mr.Gather(reduce.GatherPartitioned))
+		if err != nil {
+			return err
+		}
+		top, err := mr.TopK(ctx, r, counts.Value, 3, func(a, b mr.KV[string, int64]) int {
+			if a.Value != b.Value {
+				return int(b.Value - a.Value) // more frequent first
+			}
+			return strings.Compare(a.Key, b.Key)
+		}, 0)
+		for _, kv := range top { // only on the root
+			fmt.Println(kv.Key, kv.Value)
+		}
+		return err
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// the 4
+	// cat 2
+	// dog 2
+}

@@ -1,5 +1,7 @@
 package reduce
 
+import "iter"
+
 // Pairs is what a rank's reduce function receives: keys in ascending order,
 // each with one combined value (Off == nil) or all its values
 // (Vals[Off[i]:Off[i+1]] for key i, in the order (input index, emit
@@ -28,4 +30,16 @@ func (p *Pairs[K, V]) Values(i int) []V {
 		return p.Vals[i : i+1]
 	}
 	return p.Vals[p.Off[i]:p.Off[i+1]]
+}
+
+// All yields every key with its values (as Values gives them), in key
+// order.
+func (p *Pairs[K, V]) All() iter.Seq2[K, []V] {
+	return func(yield func(K, []V) bool) {
+		for i, k := range p.Keys {
+			if !yield(k, p.Values(i)) {
+				return
+			}
+		}
+	}
 }
