@@ -1,16 +1,18 @@
-// Command embed is a user's own SPMD program on pgasmr: it calls pgas.Run
-// in its main and uses ApplyMap, ApplyReduce and a collective. The same
-// binary runs unchanged
+// Command embed is a user's own SPMD program on pgasmr: its main hands a
+// job to job.Run and prints what the root rank returns. The same binary
+// runs unchanged
 //
 //	in one process:              go run ./examples/embed -np 4 FILE...
 //	as processes on one host:    mrrun exec --transport shm -np 4 -- ./embed FILE...
 //
-// because it takes its pgas.Config from launch.FromEnv, which picks the
-// transport a launcher set up (and keeps -np's in-process ranks when none
-// did). It counts the lines of the files that contain each word, reduced
-// over the ranks, and checks the total number of lines with an Allreduce;
-// rank 0 prints the 10 most common words (the output does not depend on
-// the rank count or the transport).
+// because job.Run takes the job's configuration from the environment,
+// which says whether a launcher started this process as a rank (and keeps
+// -np's in-process ranks when none did). It counts the lines of the files
+// that contain each word, reduced over the ranks (ReduceKeys under the
+// partitioned gather, then TopK, which gathers only each rank's best),
+// and checks the total number of lines with an Allreduce; the root prints
+// the most common words (the output does not depend on the rank count or
+// the transport).
 package main
 
 import (
@@ -20,17 +22,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"runtime"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/mr/job"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
-	"github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -41,21 +41,27 @@ func main() {
 	}
 }
 
+// summary is what the root returns to main.
+type summary struct {
+	lines, distinct int64
+	top             []mr.KV[string, int64]
+}
+
+// byCount orders words by count descending, then by word.
+func byCount(a, b mr.KV[string, int64]) int {
+	if c := cmp.Compare(b.Value, a.Value); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key, b.Key)
+}
+
 func run() error {
-	np := flag.Int("np", runtime.NumCPU(), "in-process ranks (ignored when a launcher started this process as a rank)")
+	o := job.Flags(flag.CommandLine)
 	top := flag.Int("top", 10, "words to print")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		return fmt.Errorf("usage: embed [-np N] FILE...")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	cfg, err := launch.FromEnv(pgas.Config{Ranks: *np})
-	if err != nil {
-		return err
-	}
-	defer launch.Done(cfg) // finalises MPI under mpirun
 	// Every rank reads the same list of lines: a real program would map
 	// over file splits (mr.FileSplits) instead.
 	var lines []string
@@ -73,10 +79,10 @@ func run() error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+	s, ok, err := job.Run(*o, func(ctx context.Context, r *pgas.Rank) (summary, error) {
 		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
 		if err != nil {
-			return err
+			return summary{}, err
 		}
 		ms, err := mr.ApplyMap(ctx, r, mr.Slice(lines), func(_ context.Context, line string, emit func(string, int64)) error {
 			words := strings.FieldsFunc(strings.ToLower(line), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsNumber(c) })
@@ -87,41 +93,42 @@ func run() error {
 			return nil
 		}, st, mr.WithDistribution(distrib.Cyclic))
 		if err != nil {
-			return err
+			return summary{}, err
+		}
+		counts, err := mr.ReduceKeys(ctx, r, st, func(_ context.Context, _ string, n []int64) (int64, error) {
+			return n[0], nil
+		}, mr.Gather(reduce.GatherPartitioned))
+		if err != nil {
+			return summary{}, err
 		}
 		// A collective beside the MapReduce calls: every rank learns how
-		// many lines all the ranks mapped.
-		total := make([]int64, 1)
-		if err := coll.Allreduce(ctx, r.World(), coll.Private(total), coll.Private([]int64{ms.Elements}), 1, coll.Add[int64]()); err != nil {
-			return err
+		// many lines all the ranks mapped and how many words they reduced.
+		// (Allreduce combines a sequence into one value: one call each.)
+		sum := func(v int64) (int64, error) {
+			out := make([]int64, 1)
+			err := coll.Allreduce(ctx, r.World(), coll.Private(out), coll.Private([]int64{v}), 1, coll.Add[int64]())
+			return out[0], err
 		}
-		if total[0] != int64(len(lines)) {
-			return fmt.Errorf("ranks mapped %d lines, want %d", total[0], len(lines))
+		mapped, err := sum(ms.Elements)
+		if err != nil {
+			return summary{}, err
 		}
-		type wc struct {
-			w string
-			n int64
+		if mapped != int64(len(lines)) {
+			return summary{}, fmt.Errorf("ranks mapped %d lines, want %d", mapped, len(lines))
 		}
-		res, err := mr.ApplyReduce(ctx, r, st, func(_ context.Context, p *reduce.Pairs[string, int64]) ([]wc, error) {
-			out := make([]wc, p.Len())
-			for i, k := range p.Keys {
-				out[i] = wc{k, p.Value(i)}
-			}
-			return out, nil
-		}, mr.Gather(reduce.GatherRoot))
-		if err != nil || !res.OK {
-			return err
+		distinct, err := sum(int64(len(counts.Value)))
+		if err != nil {
+			return summary{}, err
 		}
-		slices.SortFunc(res.Value, func(a, b wc) int {
-			if c := cmp.Compare(b.n, a.n); c != 0 {
-				return c
-			}
-			return strings.Compare(a.w, b.w)
-		})
-		fmt.Printf("%d lines, %d distinct words\n", total[0], len(res.Value))
-		for _, x := range res.Value[:min(*top, len(res.Value))] {
-			fmt.Printf("%s\t%d\n", x.w, x.n)
-		}
-		return nil
+		best, err := mr.TopK(ctx, r, counts.Value, *top, byCount, 0)
+		return summary{lines: mapped, distinct: distinct, top: best}, err
 	})
+	if err != nil || !ok {
+		return err
+	}
+	fmt.Printf("%d lines, %d distinct words\n", s.lines, s.distinct)
+	for _, kv := range s.top {
+		fmt.Printf("%s\t%d\n", kv.Key, kv.Value)
+	}
+	return nil
 }

@@ -1,0 +1,104 @@
+// Package job runs a whole pgasmr program from its main in one call: the
+// job's configuration from the environment (in-process ranks when the
+// program is run directly, its one rank when mrrun exec or an MPI
+// launcher started it), SIGINT and SIGTERM, MPI's finalisation, and the
+// root rank's result handed back to main in the process that hosts it.
+//
+//	func main() {
+//		o := job.Flags(flag.CommandLine) // -np
+//		flag.Parse()
+//		top, ok, err := job.Run(*o, func(ctx context.Context, r *pgas.Rank) ([]mr.KV[string, int64], error) {
+//			... mr.ApplyMap, mr.ReduceKeys, mr.TopK ...
+//		})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		if ok { // this process hosts the root
+//			print(top)
+//		}
+//	}
+package job
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/launch"
+)
+
+// Options configure Run.
+type Options struct {
+	// Ranks is the number of in-process ranks when no launcher started
+	// this process (0: runtime.NumCPU()). Under a launcher the launcher's
+	// job decides.
+	Ranks int
+	// Root is the rank whose result Run returns.
+	Root int
+	// Config is the rest of the job's configuration (its Ranks and
+	// Transport are set by Run).
+	Config pgas.Config
+}
+
+// Flags registers -np on fs (the in-process ranks, as mrrun's) and returns
+// the Options it fills.
+func Flags(fs *flag.FlagSet) *Options {
+	o := new(Options)
+	fs.IntVar(&o.Ranks, "np", runtime.NumCPU(), "ranks when run directly (a launcher's job decides otherwise)")
+	return o
+}
+
+// ErrInterrupted is wrapped by Run's error when SIGINT or SIGTERM ended
+// the job.
+var ErrInterrupted = errors.New("job: interrupted")
+
+// Run runs body on every rank of this program's job hosted by this process
+// and returns the root rank's result: ok is true in the process that hosts
+// the root (the only one for in-process ranks), false with the zero R in
+// the others. SIGINT and SIGTERM cancel the job (the error then wraps
+// ErrInterrupted); any rank's error fails the job, as pgas.Run says.
+func Run[R any](o Options, body func(ctx context.Context, r *pgas.Rank) (R, error)) (res R, ok bool, err error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, o, body)
+}
+
+func run[R any](ctx context.Context, o Options, body func(ctx context.Context, r *pgas.Rank) (R, error)) (res R, ok bool, err error) {
+	cfg := o.Config
+	cfg.Ranks = o.Ranks
+	if cfg.Ranks == 0 {
+		cfg.Ranks = runtime.NumCPU()
+	}
+	if cfg, err = launch.FromEnv(cfg); err != nil {
+		return res, false, err
+	}
+	defer launch.Done(cfg)
+	if o.Root < 0 || o.Root >= cfg.Ranks {
+		return res, false, fmt.Errorf("job: root %d is not a rank (ranks are 0 to %d)", o.Root, cfg.Ranks-1)
+	}
+	var mu sync.Mutex
+	err = pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		v, err := body(ctx, r)
+		if err == nil && r.ID() == o.Root {
+			mu.Lock()
+			res, ok = v, true
+			mu.Unlock()
+		}
+		return err
+	})
+	if err != nil {
+		var zero R
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ErrInterrupted, err)
+		}
+		return zero, false, err
+	}
+	return res, ok, nil
+}
