@@ -36,7 +36,8 @@ func New() *Transport { return &Transport{} }
 // Name returns "inproc".
 func (*Transport) Name() string { return "inproc" }
 
-// Open allocates one zeroed segment per rank and returns all the endpoints.
+// Open maps one zeroed segment per rank (see mapSegments) and returns all
+// the endpoints.
 func (*Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endpoint, error) {
 	if job.Ranks < 1 {
 		return nil, fmt.Errorf("inproc: job needs at least 1 rank, got %d", job.Ranks)
@@ -44,22 +45,20 @@ func (*Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 	if job.SegmentBytes < 0 || job.SegmentBytes%8 != 0 {
 		return nil, fmt.Errorf("inproc: segment size %d is not a non-negative multiple of 8", job.SegmentBytes)
 	}
+	segs, unmap, err := mapSegments(job.Ranks, job.SegmentBytes)
+	if err != nil {
+		return nil, err
+	}
 	j := &jobState{
 		job:     job,
-		segs:    make([][]byte, job.Ranks),
+		segs:    segs,
+		unmap:   unmap,
 		failed:  make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
 	j.phases.m = make(map[uint64]*phase)
 	eps := make([]transport.Endpoint, job.Ranks)
 	for r := range eps {
-		// Back each segment with []uint64 so that 8-byte words are aligned.
-		words := make([]uint64, job.SegmentBytes/8)
-		if len(words) > 0 {
-			j.segs[r] = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), job.SegmentBytes)
-		} else {
-			j.segs[r] = []byte{}
-		}
 		eps[r] = &endpoint{j: j, rank: r}
 	}
 	// A cancelled job context fails the job so that no rank waits for a
@@ -83,8 +82,9 @@ type phase struct {
 }
 
 type jobState struct {
-	job  transport.Job
-	segs [][]byte
+	job   transport.Job
+	segs  [][]byte
+	unmap func() error // releases segs, once every endpoint is closed
 
 	phases struct {
 		sync.Mutex
@@ -331,6 +331,7 @@ func (e *endpoint) Close() error {
 	}
 	if e.j.closedEps.Add(1) == int64(e.j.job.Ranks) {
 		close(e.j.stopped)
+		return e.j.unmap()
 	}
 	return nil
 }
