@@ -357,7 +357,10 @@ func (c *call[T]) staged(m move) bool {
 // the round streams: splitRound cuts it into sub-rounds that fit, each with
 // its own barrier, alternating halves of the area.
 func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
-	used := map[int]int64{}
+	// Per receiver rank, as slices: a round has a move per rank pair or
+	// per rank, and a map per call cost more than the moves at hundreds
+	// of ranks.
+	used := make([]int64, c.r.N())
 	var need int64
 	for _, m := range moves {
 		if m.n <= 0 {
@@ -417,17 +420,13 @@ func (c *call[T]) splitRound(moves []move, capacity int64) [][]move {
 	perSub := max(1, capacity/c.esz) // elements a receiver takes per sub-round
 	subs := [][]move{nil}
 	type cursor struct{ sub, used int64 } // per receiver
-	at := map[int]*cursor{}
+	at := make([]cursor, c.r.N())
 	for _, m := range moves {
 		if !c.staged(m) {
 			subs[0] = append(subs[0], m)
 			continue
 		}
-		cur := at[m.dst.rank]
-		if cur == nil {
-			cur = &cursor{}
-			at[m.dst.rank] = cur
-		}
+		cur := &at[m.dst.rank]
 		for m.n > 0 {
 			room := perSub - cur.used
 			if room == 0 {
@@ -455,7 +454,7 @@ func (c *call[T]) splitRound(moves []move, capacity int64) [][]move {
 func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need int64) error {
 	r, me := c.r, c.me
 	stageOff := make([]int64, len(moves))
-	used := map[int]int64{}
+	used := make([]int64, c.r.N())
 	for i, m := range moves {
 		if c.staged(m) {
 			stageOff[i] = used[m.dst.rank]
