@@ -127,6 +127,8 @@ func TestSameOutput(t *testing.T) {
 		{"--transport", "shm", "-np", "4", "--map", "element", "--dist", "cyclic", "--gather", "all"},
 		{"-np", "3", "--mode", "cyclic+no-collectives+gather-root+root=2"},
 		{"-np", "2", "--mode", "bestfit+threshold=1000+gather-none"},
+		{"-np", "64"},
+		{"-np", "64", "--map", "element", "--dist", "cyclic", "--gather", "root", "--root", "63"},
 	}
 	for _, app := range []string{"histogram", "linreg", "wordcount", "spamcount"} {
 		t.Run(app, func(t *testing.T) {
