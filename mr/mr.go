@@ -152,22 +152,30 @@ func check[I any](ctx context.Context, r *pgas.Rank, what string, in Input[I], e
 	return r.World().CheckSame(ctx, sig+")")
 }
 
-// ApplyMap is collective: it runs f on this rank's share of the input
-// elements, chosen by the distribution, emitting into st. It returns when
-// this rank's elements are mapped (no barrier: ApplyReduce synchronises).
-func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f MapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
+// prepareMap applies a map call's options: it checks the input and the
+// options across ranks (under Config.Check), and returns the plan and the
+// finish function.
+func prepareMap[I, K, V any](ctx context.Context, r *pgas.Rank, what string, in Input[I], opts []MapOption) (*distrib.Plan, func(context.Context, func(K, V)) error, error) {
 	var o mapOpts
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := check(ctx, r, "ApplyMap", in, fmt.Sprintf("dist=%v threshold=%v", o.kind, o.threshold)); err != nil {
-		return MapStats{}, err
+	if err := check(ctx, r, what, in, fmt.Sprintf("dist=%v threshold=%v", o.kind, o.threshold)); err != nil {
+		return nil, nil, err
 	}
 	p, err := plan(in, r.N(), o)
 	if err != nil {
-		return MapStats{}, err
+		return nil, nil, err
 	}
 	finish, err := finishOf[K, V](o)
+	return p, finish, err
+}
+
+// ApplyMap is collective: it runs f on this rank's share of the input
+// elements, chosen by the distribution, emitting into st. It returns when
+// this rank's elements are mapped (no barrier: ApplyReduce synchronises).
+func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f MapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
+	p, finish, err := prepareMap[I, K, V](ctx, r, "ApplyMap", in, opts)
 	if err != nil {
 		return MapStats{}, err
 	}
@@ -239,18 +247,7 @@ func callMap[I, K, V any](ctx context.Context, f MapFunc[I, K, V], x I, emit fun
 // it chooses, normally Share.Elements. Values are ordered by (rank, emit
 // order), which is input order when shares are contiguous in rank order.
 func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f ArrayMapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
-	var o mapOpts
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if err := check(ctx, r, "ApplyMapArray", in, fmt.Sprintf("dist=%v threshold=%v", o.kind, o.threshold)); err != nil {
-		return MapStats{}, err
-	}
-	p, err := plan(in, r.N(), o)
-	if err != nil {
-		return MapStats{}, err
-	}
-	finish, err := finishOf[K, V](o)
+	p, finish, err := prepareMap[I, K, V](ctx, r, "ApplyMapArray", in, opts)
 	if err != nil {
 		return MapStats{}, err
 	}
