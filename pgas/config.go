@@ -9,6 +9,11 @@ import (
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
+// MaxHeapFloor caps the least heap goal pgas.Run keeps for the garbage
+// collector while a job runs: the bytes of the segments the process
+// hosts, up to MaxHeapFloor (see Run).
+const MaxHeapFloor = 128 << 20
+
 // Defaults used where a Config field is zero.
 const (
 	DefaultSegmentBytes    = 16 << 20

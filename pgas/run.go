@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgasmr/pgasmr/internal/memlimit"
 	"github.com/pgasmr/pgasmr/pgas/inproc"
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
@@ -55,6 +56,7 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 	if cfg.JobID == "" {
 		cfg.JobID = fmt.Sprintf("pgas-%d-%d", os.Getpid(), time.Now().UnixNano())
 	}
+
 	tr := cfg.Transport
 	if tr == nil {
 		tr = inproc.New()
@@ -68,6 +70,11 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 	if len(eps) == 0 {
 		return fmt.Errorf("pgas: %s transport opened no endpoints", tr.Name())
 	}
+	// Segments are not Go heap (inproc maps them), so they no longer hold
+	// the collector's goal up: while the job runs the goal stays at the
+	// bytes of this process's segments, up to MaxHeapFloor, or a job with
+	// a small live heap would be collected every few MiB of garbage.
+	defer memlimit.HeapFloor(min(int64(len(eps))*cfg.SegmentBytes, MaxHeapFloor))()
 
 	type result struct {
 		rank int

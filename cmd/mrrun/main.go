@@ -25,11 +25,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
-	"github.com/pgasmr/pgasmr/internal/memlimit"
 	"github.com/spf13/pflag"
 )
 
@@ -43,21 +41,9 @@ func main() {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	args := os.Args[1:]
-	// A small live heap would be collected every few MiB of garbage: keep
-	// the collector's goal at heapFloor at least (the memory limit, if
-	// any, still caps it).
-	defer memlimit.HeapFloor(heapFloor())()
 	os.Exit(runWithDeadline(context.Background(), sig, forcedExitFor(args), os.Stderr, func(ctx context.Context) int {
 		return Main(ctx, args, os.Stdout, os.Stderr)
 	}))
-}
-
-// heapFloor is the GC's minimum heap goal: PGASMR_HEAP_FLOOR_MB, or 32 MiB.
-func heapFloor() int64 {
-	if mb, err := strconv.Atoi(os.Getenv("PGASMR_HEAP_FLOOR_MB")); err == nil && mb >= 0 {
-		return int64(mb) << 20
-	}
-	return 32 << 20
 }
 
 // exitError carries an exit status other than 1.
