@@ -16,7 +16,8 @@ import (
 // ranks only through segments and the transport, and every such transfer is
 // counted in Stats.
 type Rank struct {
-	ep    transport.Endpoint
+	ep    transport.Extended
+	nat   transport.Collectives // ep.Collectives(), asked once
 	cfg   Config
 	id, n int
 	seg   []byte // this rank's own segment
@@ -28,7 +29,7 @@ type Rank struct {
 	world   *Team
 }
 
-func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error) {
+func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error) {
 	if ep.Size() != cfg.Ranks {
 		return nil, fmt.Errorf("transport reports %d ranks, config has %d", ep.Size(), cfg.Ranks)
 	}
@@ -36,7 +37,7 @@ func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error
 	if int64(len(seg)) != cfg.SegmentBytes {
 		return nil, fmt.Errorf("transport segment is %d bytes, config has %d", len(seg), cfg.SegmentBytes)
 	}
-	r := &Rank{ep: ep, cfg: cfg, id: ep.Rank(), n: ep.Size(), seg: seg}
+	r := &Rank{ep: ep, nat: ep.Collectives(), cfg: cfg, id: ep.Rank(), n: ep.Size(), seg: seg}
 	r.stats.Rank = r.id
 	r.stats.Peers = make([]PeerStats, r.n)
 	r.heap.init(cfg.SegmentBytes)
@@ -47,11 +48,9 @@ func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error
 }
 
 // Native returns the transport's native collectives for this rank, or nil
-// if it has none (see transport.Collectives).
-func (r *Rank) Native() transport.Collectives {
-	c, _ := r.ep.(transport.Collectives)
-	return c
-}
+// if it has none (see transport.Extended). Through a wrapper transport
+// (package wrap) they are the wrapper's, which forwards them.
+func (r *Rank) Native() transport.Collectives { return r.nat }
 
 // ID returns this rank's number, MYTHREAD, in [0, N()).
 func (r *Rank) ID() int { return r.id }

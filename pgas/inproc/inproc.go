@@ -139,7 +139,15 @@ type endpoint struct {
 	closed   atomic.Bool
 }
 
-var _ transport.Endpoint = (*endpoint)(nil)
+var _ transport.Extended = (*endpoint)(nil)
+
+// Collectives returns nil: the in-process transport has no native
+// collectives.
+func (e *endpoint) Collectives() transport.Collectives { return nil }
+
+// Failed returns nil: the ranks of an in-process job are all supervised by
+// the one pgas.Run that hosts them, which learns of a failure directly.
+func (e *endpoint) Failed() <-chan struct{} { return nil }
 
 func (e *endpoint) Rank() int       { return e.rank }
 func (e *endpoint) Size() int       { return e.j.job.Ranks }

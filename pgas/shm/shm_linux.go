@@ -270,7 +270,10 @@ func (e *endpoint) watch() {
 	}
 }
 
-var _ transport.Endpoint = (*endpoint)(nil)
+var _ transport.Extended = (*endpoint)(nil)
+
+// Collectives returns nil: the shm transport has no native collectives.
+func (e *endpoint) Collectives() transport.Collectives { return nil }
 
 func (e *endpoint) Rank() int       { return e.rank }
 func (e *endpoint) Size() int       { return e.size }
