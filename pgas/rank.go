@@ -39,7 +39,7 @@ func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error
 	}
 	r := &Rank{ep: ep, nat: ep.Collectives(), cfg: cfg, id: ep.Rank(), n: ep.Size(), seg: seg}
 	r.stats.Rank = r.id
-	r.stats.Peers = make([]PeerStats, r.n)
+	r.stats.Peers = make(Traffic, r.n)
 	r.heap.init(cfg.SegmentBytes)
 	if r.id == 0 {
 		r.initHeader()

@@ -53,50 +53,28 @@ func (o Op) String() string {
 	return fmt.Sprintf("wrap.Op(%d)", int(o))
 }
 
-// PeerCounts counts the traffic between one rank and one peer. A message is
-// one Put, Get, PutAsync, GetAsync, FetchAdd, CompareAndSwap or Load call
-// naming the peer (the peer may be the calling rank itself).
-type PeerCounts struct {
-	Messages      int64
-	BytesSent     int64 // by Put and PutAsync to the peer
-	BytesReceived int64 // by Get and GetAsync from the peer
-}
-
 // Counts is a snapshot of the operations of one rank (or, from
 // Counting.Total, of all ranks).
 type Counts struct {
 	// Ops counts endpoint calls by kind.
 	Ops [NumOps]int64
-	// Peers is indexed by peer rank and has one entry per rank of the job.
-	Peers []PeerCounts
+	// Peers is the one-sided traffic, indexed by peer rank, with one entry
+	// per rank of the job: a message is one Put, Get, PutAsync, GetAsync,
+	// FetchAdd, CompareAndSwap or Load call naming the peer (the peer may
+	// be the calling rank itself); bytes are sent by Put and PutAsync and
+	// received by Get and GetAsync. It is the type pgas.Stats.Peers has,
+	// so the runtime's counts and the transport's compare directly.
+	Peers transport.Traffic
 }
 
 // Messages is the number of messages to all peers.
-func (c Counts) Messages() int64 {
-	var n int64
-	for _, p := range c.Peers {
-		n += p.Messages
-	}
-	return n
-}
+func (c Counts) Messages() int64 { return c.Peers.Messages() }
 
 // BytesSent is the number of bytes put to all peers.
-func (c Counts) BytesSent() int64 {
-	var n int64
-	for _, p := range c.Peers {
-		n += p.BytesSent
-	}
-	return n
-}
+func (c Counts) BytesSent() int64 { return c.Peers.BytesSent() }
 
 // BytesReceived is the number of bytes got from all peers.
-func (c Counts) BytesReceived() int64 {
-	var n int64
-	for _, p := range c.Peers {
-		n += p.BytesReceived
-	}
-	return n
-}
+func (c Counts) BytesReceived() int64 { return c.Peers.BytesReceived() }
 
 // Counting is a transport that counts the operations of every endpoint of
 // the inner transport, per rank and per peer.
@@ -185,17 +163,13 @@ func (c *Counting) Total() Counts {
 	if cj == nil {
 		return Counts{}
 	}
-	t := Counts{Peers: make([]PeerCounts, len(cj.ranks))}
+	t := Counts{Peers: make(transport.Traffic, len(cj.ranks))}
 	for r := range cj.ranks {
 		s := cj.ranks[r].snapshot()
 		for k, n := range s.Ops {
 			t.Ops[k] += n
 		}
-		for p, pc := range s.Peers {
-			t.Peers[p].Messages += pc.Messages
-			t.Peers[p].BytesSent += pc.BytesSent
-			t.Peers[p].BytesReceived += pc.BytesReceived
-		}
+		t.Peers.Add(s.Peers)
 	}
 	return t
 }
@@ -226,10 +200,10 @@ func (rc *rankCounters) snapshot() Counts {
 	for k := range rc.ops {
 		s.Ops[k] = rc.ops[k].Load()
 	}
-	s.Peers = make([]PeerCounts, len(rc.peers))
+	s.Peers = make(transport.Traffic, len(rc.peers))
 	for p := range rc.peers {
 		pc := &rc.peers[p]
-		s.Peers[p] = PeerCounts{
+		s.Peers[p] = transport.PeerTraffic{
 			Messages:      pc.messages.Load(),
 			BytesSent:     pc.sent.Load(),
 			BytesReceived: pc.received.Load(),
