@@ -15,7 +15,8 @@ import (
 )
 
 func TestOpString(t *testing.T) {
-	want := []string{"put", "get", "putasync", "getasync", "fence", "fetchadd", "cas", "load", "notify", "wait", "barrier"}
+	want := []string{"put", "get", "putasync", "getasync", "fence", "fetchadd", "cas", "load", "notify", "wait", "barrier",
+		"broadcast", "allgatherv", "alltoallv"}
 	if int(wrap.NumOps) != len(want) {
 		t.Fatalf("NumOps = %d, want %d", wrap.NumOps, len(want))
 	}
@@ -24,7 +25,7 @@ func TestOpString(t *testing.T) {
 			t.Errorf("Op(%d).String() = %q, want %q", int(op), got, want[op])
 		}
 	}
-	if got := wrap.NumOps.String(); got != "wrap.Op(11)" {
+	if got := wrap.NumOps.String(); got != "wrap.Op(14)" {
 		t.Errorf("NumOps.String() = %q", got)
 	}
 }
