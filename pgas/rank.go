@@ -89,15 +89,43 @@ func (r *Rank) checkRank(rank int) {
 	}
 }
 
+// Every access a caller names by (rank, offset) is checked here, once,
+// before it takes the local path or reaches the transport, which relies on
+// it (see package transport): a rank out of range panics (checkRank), bytes
+// outside the segment are an error wrapping transport.ErrOutOfRange, a
+// misaligned atomic one wrapping transport.ErrMisaligned. Accesses pgas
+// makes itself (array elements, allocation slots, exchange plans) address
+// regions the allocator placed inside the segment, so they are valid by
+// construction; array indexes are checked by the array.
+
+// checkBytes checks rank and the bytes [off, off+n) of its segment for a
+// get or put (op).
+func (r *Rank) checkBytes(op string, rank int, off int64, n int) error {
+	r.checkRank(rank)
+	if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(n)); err != nil {
+		return fmt.Errorf("pgas: %s: %w", op, err)
+	}
+	return nil
+}
+
+// checkAtomic checks rank and the 8-byte word at off of its segment for an
+// atomic (op).
+func (r *Rank) checkAtomic(op string, rank int, off int64) error {
+	r.checkRank(rank)
+	if err := transport.CheckAtomic(r.n, int64(len(r.seg)), rank, off); err != nil {
+		return fmt.Errorf("pgas: %s at rank %d offset %d: %w", op, rank, off, err)
+	}
+	return nil
+}
+
 // PutBytes copies src into [off, off+len(src)) of rank's segment, through
 // the transport unless rank is this rank. The data is visible to others at
 // this rank's next Fence or Barrier.
 func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) error {
-	r.checkRank(rank)
+	if err := r.checkBytes("put", rank, off, len(src)); err != nil {
+		return err
+	}
 	if rank == r.id {
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(src))); err != nil {
-			return fmt.Errorf("pgas: put: %w", err)
-		}
 		copy(r.seg[off:], src)
 		r.stats.countLocal(OpPut, len(src))
 		return nil
@@ -115,11 +143,10 @@ func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) er
 
 // GetBytes fills dst from [off, off+len(dst)) of rank's segment.
 func (r *Rank) GetBytes(ctx context.Context, rank int, off int64, dst []byte) error {
-	r.checkRank(rank)
+	if err := r.checkBytes("get", rank, off, len(dst)); err != nil {
+		return err
+	}
 	if rank == r.id {
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(dst))); err != nil {
-			return fmt.Errorf("pgas: get: %w", err)
-		}
 		copy(dst, r.seg[off:])
 		r.stats.countLocal(OpGet, len(dst))
 		return nil
@@ -161,16 +188,12 @@ func (h *Handle) Wait(ctx context.Context) error {
 // returns. A local get is done before it returns. dst must not be read until
 // h.Wait returns.
 func (r *Rank) GetBytesAsync(ctx context.Context, rank int, off int64, dst []byte, h *Handle) *Handle {
-	r.checkRank(rank)
+	if err := r.checkBytes("get", rank, off, len(dst)); err != nil {
+		return h.fail(err)
+	}
 	if rank == r.id {
 		if h == nil {
 			h = &Handle{}
-		}
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(dst))); err != nil {
-			if h.err == nil {
-				h.err = fmt.Errorf("pgas: get: %w", err)
-			}
-			return h
 		}
 		copy(dst, r.seg[off:])
 		r.stats.countLocal(OpGet, len(dst))
@@ -184,22 +207,30 @@ func (r *Rank) GetBytesAsync(ctx context.Context, rank int, off int64, dst []byt
 // returns. src must not be modified until h.Wait returns; the data is
 // complete at the target at this rank's next Fence or Barrier.
 func (r *Rank) PutBytesAsync(ctx context.Context, rank int, off int64, src []byte, h *Handle) *Handle {
-	r.checkRank(rank)
+	if err := r.checkBytes("put", rank, off, len(src)); err != nil {
+		return h.fail(err)
+	}
 	if rank == r.id {
 		if h == nil {
 			h = &Handle{}
-		}
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(src))); err != nil {
-			if h.err == nil {
-				h.err = fmt.Errorf("pgas: put: %w", err)
-			}
-			return h
 		}
 		copy(r.seg[off:], src)
 		r.stats.countLocal(OpPut, len(src))
 		return h
 	}
 	return r.putBytesAsync(ctx, rank, off, src, h)
+}
+
+// fail records err as h's error unless it has one, and returns h (a new
+// Handle if h is nil).
+func (h *Handle) fail(err error) *Handle {
+	if h == nil {
+		h = &Handle{}
+	}
+	if h.err == nil {
+		h.err = err
+	}
+	return h
 }
 
 // Add moves o's outstanding transfers into h.
@@ -260,7 +291,9 @@ func (e errHandle) Wait(ctx context.Context) error {
 // the old value. The operation runs at the owner, also when rank is this
 // rank, so it is atomic with every other rank's atomics on that word.
 func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
-	r.checkRank(rank)
+	if err := r.checkAtomic("fetch-add", rank, off); err != nil {
+		return 0, err
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.FetchAdd(ctx, rank, off, delta)
 	if err != nil {
@@ -272,7 +305,9 @@ func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (
 // CompareAndSwap atomically sets the int64 at (rank, off) to new if it
 // holds old, and returns the value it held before.
 func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
-	r.checkRank(rank)
+	if err := r.checkAtomic("compare-and-swap", rank, off); err != nil {
+		return 0, err
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.CompareAndSwap(ctx, rank, off, old, new)
 	if err != nil {
@@ -283,7 +318,9 @@ func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new
 
 // AtomicLoad atomically reads the int64 at (rank, off).
 func (r *Rank) AtomicLoad(ctx context.Context, rank int, off int64) (int64, error) {
-	r.checkRank(rank)
+	if err := r.checkAtomic("atomic load", rank, off); err != nil {
+		return 0, err
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.Load(ctx, rank, off)
 	if err != nil {

@@ -667,6 +667,9 @@ func (e *endpoint) Put(ctx context.Context, rank int, off int64, src []byte) err
 	if err := e.pre(ctx); err != nil {
 		return err
 	}
+	// pgas has checked the range; an MPI call goes to C, where nothing
+	// would stop a bad offset from writing past the window, so it is
+	// checked again (a few compares against a call of microseconds).
 	if err := transport.CheckRange(e.size, e.job.SegmentBytes, rank, off, int64(len(src))); err != nil {
 		return fmt.Errorf("mpi: put: %w", err)
 	}

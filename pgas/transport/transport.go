@@ -27,6 +27,15 @@
 //     naming the failed rank (or the context's error). Nothing hangs.
 //   - Time-outs: a synchronisation call that waits longer than
 //     Job.SyncTimeout for other ranks returns an error wrapping ErrTimeout.
+//   - Arguments: callers pass valid ranks, offsets and lengths; pgas checks
+//     them. Every (rank, offset) a pgas caller names is checked once, by
+//     pgas, before it reaches an endpoint (a rank in [0, Size()), bytes
+//     inside the segment, atomics 8-byte aligned), so a transport need not
+//     check again on its hot paths. It must still not corrupt memory on a
+//     bad call: the in-process and shm transports copy through bounded
+//     slice expressions, which panic; mpi, whose calls go to C, checks
+//     with CheckRange and CheckAtomic. What a transport returns for a bad
+//     call is otherwise unspecified.
 //
 // # Optional capabilities
 //
@@ -141,10 +150,10 @@ var (
 	// ErrClosed is returned by calls on a closed endpoint.
 	ErrClosed = errors.New("endpoint closed")
 	// ErrOutOfRange is wrapped by accesses outside a segment or to a rank
-	// that does not exist.
+	// that does not exist (reported by pgas; see the contract).
 	ErrOutOfRange = errors.New("out of range")
 	// ErrMisaligned is wrapped by an atomic on an address that is not a
-	// multiple of 8.
+	// multiple of 8 (reported by pgas).
 	ErrMisaligned = errors.New("atomic address not 8-byte aligned")
 )
 
@@ -163,6 +172,8 @@ func (e *RankFailedError) Unwrap() error { return e.Cause }
 
 // CheckRange returns an error wrapping ErrOutOfRange unless rank is in
 // [0, ranks) and [off, off+n) lies within a segment of segBytes bytes.
+// pgas calls it for every access; a transport that cannot bound a bad
+// access itself (one that hands addresses to C) calls it too.
 func CheckRange(ranks int, segBytes int64, rank int, off, n int64) error {
 	if rank < 0 || rank >= ranks {
 		return fmt.Errorf("rank %d not in [0,%d): %w", rank, ranks, ErrOutOfRange)
