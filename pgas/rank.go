@@ -98,32 +98,39 @@ func (r *Rank) checkRank(rank int) {
 // regions the allocator placed inside the segment, so they are valid by
 // construction; array indexes are checked by the array.
 
-// checkBytes checks rank and the bytes [off, off+n) of its segment for a
-// get or put (op).
-func (r *Rank) checkBytes(op string, rank int, off int64, n int) error {
-	r.checkRank(rank)
-	if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(n)); err != nil {
-		return fmt.Errorf("pgas: %s: %w", op, err)
-	}
-	return nil
+// inBytes reports whether rank exists and [off, off+n) lies within its
+// segment: the check of a get or put, small enough to inline into the hot
+// paths. bytesError reports a failed one.
+func (r *Rank) inBytes(rank int, off int64, n int) bool {
+	return uint(rank) < uint(r.n) && off >= 0 && int64(n) <= int64(len(r.seg))-off
 }
 
-// checkAtomic checks rank and the 8-byte word at off of its segment for an
-// atomic (op).
-func (r *Rank) checkAtomic(op string, rank int, off int64) error {
+// bytesError panics if rank is out of range, else returns the error of a
+// get or put (op) of n bytes at off outside the segment.
+func (r *Rank) bytesError(op string, rank int, off int64, n int) error {
 	r.checkRank(rank)
-	if err := transport.CheckAtomic(r.n, int64(len(r.seg)), rank, off); err != nil {
-		return fmt.Errorf("pgas: %s at rank %d offset %d: %w", op, rank, off, err)
-	}
-	return nil
+	return fmt.Errorf("pgas: %s: %w", op, transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(n)))
+}
+
+// inWord reports whether rank exists and off is an aligned word within its
+// segment: the check of an atomic. atomicError reports a failed one.
+func (r *Rank) inWord(rank int, off int64) bool {
+	return uint(rank) < uint(r.n) && off >= 0 && off <= int64(len(r.seg))-8 && off%8 == 0
+}
+
+// atomicError panics if rank is out of range, else returns the error of an
+// atomic (op) at a bad offset.
+func (r *Rank) atomicError(op string, rank int, off int64) error {
+	r.checkRank(rank)
+	return fmt.Errorf("pgas: %s at rank %d offset %d: %w", op, rank, off, transport.CheckAtomic(r.n, int64(len(r.seg)), rank, off))
 }
 
 // PutBytes copies src into [off, off+len(src)) of rank's segment, through
 // the transport unless rank is this rank. The data is visible to others at
 // this rank's next Fence or Barrier.
 func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) error {
-	if err := r.checkBytes("put", rank, off, len(src)); err != nil {
-		return err
+	if !r.inBytes(rank, off, len(src)) {
+		return r.bytesError("put", rank, off, len(src))
 	}
 	if rank == r.id {
 		copy(r.seg[off:], src)
@@ -143,8 +150,8 @@ func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) er
 
 // GetBytes fills dst from [off, off+len(dst)) of rank's segment.
 func (r *Rank) GetBytes(ctx context.Context, rank int, off int64, dst []byte) error {
-	if err := r.checkBytes("get", rank, off, len(dst)); err != nil {
-		return err
+	if !r.inBytes(rank, off, len(dst)) {
+		return r.bytesError("get", rank, off, len(dst))
 	}
 	if rank == r.id {
 		copy(dst, r.seg[off:])
@@ -188,8 +195,8 @@ func (h *Handle) Wait(ctx context.Context) error {
 // returns. A local get is done before it returns. dst must not be read until
 // h.Wait returns.
 func (r *Rank) GetBytesAsync(ctx context.Context, rank int, off int64, dst []byte, h *Handle) *Handle {
-	if err := r.checkBytes("get", rank, off, len(dst)); err != nil {
-		return h.fail(err)
+	if !r.inBytes(rank, off, len(dst)) {
+		return h.fail(r.bytesError("get", rank, off, len(dst)))
 	}
 	if rank == r.id {
 		if h == nil {
@@ -207,8 +214,8 @@ func (r *Rank) GetBytesAsync(ctx context.Context, rank int, off int64, dst []byt
 // returns. src must not be modified until h.Wait returns; the data is
 // complete at the target at this rank's next Fence or Barrier.
 func (r *Rank) PutBytesAsync(ctx context.Context, rank int, off int64, src []byte, h *Handle) *Handle {
-	if err := r.checkBytes("put", rank, off, len(src)); err != nil {
-		return h.fail(err)
+	if !r.inBytes(rank, off, len(src)) {
+		return h.fail(r.bytesError("put", rank, off, len(src)))
 	}
 	if rank == r.id {
 		if h == nil {
@@ -291,8 +298,8 @@ func (e errHandle) Wait(ctx context.Context) error {
 // the old value. The operation runs at the owner, also when rank is this
 // rank, so it is atomic with every other rank's atomics on that word.
 func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
-	if err := r.checkAtomic("fetch-add", rank, off); err != nil {
-		return 0, err
+	if !r.inWord(rank, off) {
+		return 0, r.atomicError("fetch-add", rank, off)
 	}
 	r.countAtomic(rank)
 	v, err := r.ep.FetchAdd(ctx, rank, off, delta)
@@ -305,8 +312,8 @@ func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (
 // CompareAndSwap atomically sets the int64 at (rank, off) to new if it
 // holds old, and returns the value it held before.
 func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
-	if err := r.checkAtomic("compare-and-swap", rank, off); err != nil {
-		return 0, err
+	if !r.inWord(rank, off) {
+		return 0, r.atomicError("compare-and-swap", rank, off)
 	}
 	r.countAtomic(rank)
 	v, err := r.ep.CompareAndSwap(ctx, rank, off, old, new)
@@ -318,8 +325,8 @@ func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new
 
 // AtomicLoad atomically reads the int64 at (rank, off).
 func (r *Rank) AtomicLoad(ctx context.Context, rank int, off int64) (int64, error) {
-	if err := r.checkAtomic("atomic load", rank, off); err != nil {
-		return 0, err
+	if !r.inWord(rank, off) {
+		return 0, r.atomicError("atomic load", rank, off)
 	}
 	r.countAtomic(rank)
 	v, err := r.ep.Load(ctx, rank, off)
