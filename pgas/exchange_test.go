@@ -104,7 +104,7 @@ func TestGatherPlanTraffic(t *testing.T) {
 			return err
 		}
 		lay := a.Layout()
-		want := make([]pgas.PeerStats, ranks)
+		want := make(pgas.Traffic, ranks)
 		for q := range ranks {
 			if q == r.ID() {
 				continue
@@ -116,7 +116,7 @@ func TestGatherPlanTraffic(t *testing.T) {
 				}
 			}
 			if len(uniq) > 0 {
-				want[q] = pgas.PeerStats{Messages: 1, BytesSent: int64(len(uniq)) * 8}
+				want[q] = pgas.PeerTraffic{Messages: 1, BytesSent: int64(len(uniq)) * 8}
 			}
 		}
 		before := r.Stats()
@@ -125,11 +125,7 @@ func TestGatherPlanTraffic(t *testing.T) {
 		}
 		after := r.Stats()
 		for q := range ranks {
-			got := pgas.PeerStats{
-				Messages:      after.Peers[q].Messages - before.Peers[q].Messages,
-				BytesSent:     after.Peers[q].BytesSent - before.Peers[q].BytesSent,
-				BytesReceived: after.Peers[q].BytesReceived - before.Peers[q].BytesReceived,
-			}
+			got := after.Peers[q].Sub(before.Peers[q])
 			if got != want[q] {
 				return fmt.Errorf("Execute traffic to rank %d = %+v; want %+v", q, got, want[q])
 			}

@@ -16,7 +16,8 @@ import (
 // ranks only through segments and the transport, and every such transfer is
 // counted in Stats.
 type Rank struct {
-	ep    transport.Endpoint
+	ep    transport.Extended
+	nat   transport.Collectives // ep.Collectives(), asked once
 	cfg   Config
 	id, n int
 	seg   []byte // this rank's own segment
@@ -28,7 +29,7 @@ type Rank struct {
 	world   *Team
 }
 
-func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error) {
+func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error) {
 	if ep.Size() != cfg.Ranks {
 		return nil, fmt.Errorf("transport reports %d ranks, config has %d", ep.Size(), cfg.Ranks)
 	}
@@ -36,9 +37,9 @@ func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error
 	if int64(len(seg)) != cfg.SegmentBytes {
 		return nil, fmt.Errorf("transport segment is %d bytes, config has %d", len(seg), cfg.SegmentBytes)
 	}
-	r := &Rank{ep: ep, cfg: cfg, id: ep.Rank(), n: ep.Size(), seg: seg}
+	r := &Rank{ep: ep, nat: ep.Collectives(), cfg: cfg, id: ep.Rank(), n: ep.Size(), seg: seg}
 	r.stats.Rank = r.id
-	r.stats.Peers = make([]PeerStats, r.n)
+	r.stats.Peers = make(Traffic, r.n)
 	r.heap.init(cfg.SegmentBytes)
 	if r.id == 0 {
 		r.initHeader()
@@ -47,11 +48,9 @@ func newRank(_ context.Context, cfg Config, ep transport.Endpoint) (*Rank, error
 }
 
 // Native returns the transport's native collectives for this rank, or nil
-// if it has none (see transport.Collectives).
-func (r *Rank) Native() transport.Collectives {
-	c, _ := r.ep.(transport.Collectives)
-	return c
-}
+// if it has none (see transport.Extended). Through a wrapper transport
+// (package wrap) they are the wrapper's, which forwards them.
+func (r *Rank) Native() transport.Collectives { return r.nat }
 
 // ID returns this rank's number, MYTHREAD, in [0, N()).
 func (r *Rank) ID() int { return r.id }
@@ -90,15 +89,50 @@ func (r *Rank) checkRank(rank int) {
 	}
 }
 
+// Every access a caller names by (rank, offset) is checked here, once,
+// before it takes the local path or reaches the transport, which relies on
+// it (see package transport): a rank out of range panics (checkRank), bytes
+// outside the segment are an error wrapping transport.ErrOutOfRange, a
+// misaligned atomic one wrapping transport.ErrMisaligned. Accesses pgas
+// makes itself (array elements, allocation slots, exchange plans) address
+// regions the allocator placed inside the segment, so they are valid by
+// construction; array indexes are checked by the array.
+
+// inBytes reports whether rank exists and [off, off+n) lies within its
+// segment: the check of a get or put, small enough to inline into the hot
+// paths. bytesError reports a failed one.
+func (r *Rank) inBytes(rank int, off int64, n int) bool {
+	return uint(rank) < uint(r.n) && off >= 0 && int64(n) <= int64(len(r.seg))-off
+}
+
+// bytesError panics if rank is out of range, else returns the error of a
+// get or put (op) of n bytes at off outside the segment.
+func (r *Rank) bytesError(op string, rank int, off int64, n int) error {
+	r.checkRank(rank)
+	return fmt.Errorf("pgas: %s: %w", op, transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(n)))
+}
+
+// inWord reports whether rank exists and off is an aligned word within its
+// segment: the check of an atomic. atomicError reports a failed one.
+func (r *Rank) inWord(rank int, off int64) bool {
+	return uint(rank) < uint(r.n) && off >= 0 && off <= int64(len(r.seg))-8 && off%8 == 0
+}
+
+// atomicError panics if rank is out of range, else returns the error of an
+// atomic (op) at a bad offset.
+func (r *Rank) atomicError(op string, rank int, off int64) error {
+	r.checkRank(rank)
+	return fmt.Errorf("pgas: %s at rank %d offset %d: %w", op, rank, off, transport.CheckAtomic(r.n, int64(len(r.seg)), rank, off))
+}
+
 // PutBytes copies src into [off, off+len(src)) of rank's segment, through
 // the transport unless rank is this rank. The data is visible to others at
 // this rank's next Fence or Barrier.
 func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) error {
-	r.checkRank(rank)
+	if !r.inBytes(rank, off, len(src)) {
+		return r.bytesError("put", rank, off, len(src))
+	}
 	if rank == r.id {
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(src))); err != nil {
-			return fmt.Errorf("pgas: put: %w", err)
-		}
 		copy(r.seg[off:], src)
 		r.stats.countLocal(OpPut, len(src))
 		return nil
@@ -116,11 +150,10 @@ func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) er
 
 // GetBytes fills dst from [off, off+len(dst)) of rank's segment.
 func (r *Rank) GetBytes(ctx context.Context, rank int, off int64, dst []byte) error {
-	r.checkRank(rank)
+	if !r.inBytes(rank, off, len(dst)) {
+		return r.bytesError("get", rank, off, len(dst))
+	}
 	if rank == r.id {
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(dst))); err != nil {
-			return fmt.Errorf("pgas: get: %w", err)
-		}
 		copy(dst, r.seg[off:])
 		r.stats.countLocal(OpGet, len(dst))
 		return nil
@@ -162,16 +195,12 @@ func (h *Handle) Wait(ctx context.Context) error {
 // returns. A local get is done before it returns. dst must not be read until
 // h.Wait returns.
 func (r *Rank) GetBytesAsync(ctx context.Context, rank int, off int64, dst []byte, h *Handle) *Handle {
-	r.checkRank(rank)
+	if !r.inBytes(rank, off, len(dst)) {
+		return h.fail(r.bytesError("get", rank, off, len(dst)))
+	}
 	if rank == r.id {
 		if h == nil {
 			h = &Handle{}
-		}
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(dst))); err != nil {
-			if h.err == nil {
-				h.err = fmt.Errorf("pgas: get: %w", err)
-			}
-			return h
 		}
 		copy(dst, r.seg[off:])
 		r.stats.countLocal(OpGet, len(dst))
@@ -185,22 +214,30 @@ func (r *Rank) GetBytesAsync(ctx context.Context, rank int, off int64, dst []byt
 // returns. src must not be modified until h.Wait returns; the data is
 // complete at the target at this rank's next Fence or Barrier.
 func (r *Rank) PutBytesAsync(ctx context.Context, rank int, off int64, src []byte, h *Handle) *Handle {
-	r.checkRank(rank)
+	if !r.inBytes(rank, off, len(src)) {
+		return h.fail(r.bytesError("put", rank, off, len(src)))
+	}
 	if rank == r.id {
 		if h == nil {
 			h = &Handle{}
-		}
-		if err := transport.CheckRange(r.n, int64(len(r.seg)), rank, off, int64(len(src))); err != nil {
-			if h.err == nil {
-				h.err = fmt.Errorf("pgas: put: %w", err)
-			}
-			return h
 		}
 		copy(r.seg[off:], src)
 		r.stats.countLocal(OpPut, len(src))
 		return h
 	}
 	return r.putBytesAsync(ctx, rank, off, src, h)
+}
+
+// fail records err as h's error unless it has one, and returns h (a new
+// Handle if h is nil).
+func (h *Handle) fail(err error) *Handle {
+	if h == nil {
+		h = &Handle{}
+	}
+	if h.err == nil {
+		h.err = err
+	}
+	return h
 }
 
 // Add moves o's outstanding transfers into h.
@@ -261,7 +298,9 @@ func (e errHandle) Wait(ctx context.Context) error {
 // the old value. The operation runs at the owner, also when rank is this
 // rank, so it is atomic with every other rank's atomics on that word.
 func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
-	r.checkRank(rank)
+	if !r.inWord(rank, off) {
+		return 0, r.atomicError("fetch-add", rank, off)
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.FetchAdd(ctx, rank, off, delta)
 	if err != nil {
@@ -273,7 +312,9 @@ func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (
 // CompareAndSwap atomically sets the int64 at (rank, off) to new if it
 // holds old, and returns the value it held before.
 func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
-	r.checkRank(rank)
+	if !r.inWord(rank, off) {
+		return 0, r.atomicError("compare-and-swap", rank, off)
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.CompareAndSwap(ctx, rank, off, old, new)
 	if err != nil {
@@ -284,7 +325,9 @@ func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new
 
 // AtomicLoad atomically reads the int64 at (rank, off).
 func (r *Rank) AtomicLoad(ctx context.Context, rank int, off int64) (int64, error) {
-	r.checkRank(rank)
+	if !r.inWord(rank, off) {
+		return 0, r.atomicError("atomic load", rank, off)
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.Load(ctx, rank, off)
 	if err != nil {

@@ -84,6 +84,8 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 	failed := make(chan struct{})
 	var failOnce sync.Once
 	for _, ep := range eps {
+		// The endpoint's optional capabilities, asked for once.
+		ep := transport.Extend(ep)
 		go func() {
 			err := runRank(ctx, cfg, ep, fn)
 			if err != nil {
@@ -93,10 +95,10 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 			results <- result{ep.Rank(), err}
 		}()
 		// A failure of a rank in another process cancels ctx at once.
-		if fnot, ok := ep.(transport.FailureNotifier); ok {
+		if elsewhere := ep.Failed(); elsewhere != nil {
 			go func() {
 				select {
-				case <-fnot.Failed():
+				case <-elsewhere:
 					failOnce.Do(func() { close(failed); cancel() })
 				case <-ctx.Done():
 				}
@@ -246,7 +248,7 @@ func summarise(errs map[int]error, order []int) error {
 	return je
 }
 
-func runRank(ctx context.Context, cfg Config, ep transport.Endpoint, fn func(context.Context, *Rank) error) (err error) {
+func runRank(ctx context.Context, cfg Config, ep transport.Extended, fn func(context.Context, *Rank) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+
+	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
 // OpKind classifies counted operations.
@@ -30,14 +32,15 @@ func (k OpKind) String() string {
 	return fmt.Sprintf("OpKind(%d)", int(k))
 }
 
-// PeerStats counts one rank's traffic with one peer. A message is one
+// PeerTraffic counts one rank's traffic with one peer. A message is one
 // transport call (a Get, a Put or a fragment of a bulk transfer, or an
-// atomic).
-type PeerStats struct {
-	Messages      int64
-	BytesSent     int64 // by puts to the peer
-	BytesReceived int64 // by gets from the peer
-}
+// atomic). It is transport.PeerTraffic, the type wrap.Counting reports in
+// too.
+type PeerTraffic = transport.PeerTraffic
+
+// Traffic is one rank's traffic with every peer, indexed by peer rank; see
+// transport.Traffic.
+type Traffic = transport.Traffic
 
 // Stats counts one rank's operations. Local operations are served by the
 // fast path (owner == me) and move no message; remote ones go through the
@@ -46,9 +49,9 @@ type Stats struct {
 	Rank        int
 	Local       [NumOpKinds]int64
 	Remote      [NumOpKinds]int64
-	LocalBytes  int64       // bytes copied by local gets and puts
-	Peers       []PeerStats // indexed by peer rank
-	Barriers    int64       // barriers and waits
+	LocalBytes  int64   // bytes copied by local gets and puts
+	Peers       Traffic // remote traffic, indexed by peer rank
+	Barriers    int64   // barriers and waits
 	BarrierTime time.Duration
 	Fences      int64
 }
@@ -67,31 +70,13 @@ func (s *Stats) countRemote(k OpKind, peer, sent, recv int) {
 }
 
 // BytesSent is the sum of bytes put to other ranks.
-func (s Stats) BytesSent() int64 {
-	var t int64
-	for _, p := range s.Peers {
-		t += p.BytesSent
-	}
-	return t
-}
+func (s Stats) BytesSent() int64 { return s.Peers.BytesSent() }
 
 // BytesReceived is the sum of bytes got from other ranks.
-func (s Stats) BytesReceived() int64 {
-	var t int64
-	for _, p := range s.Peers {
-		t += p.BytesReceived
-	}
-	return t
-}
+func (s Stats) BytesReceived() int64 { return s.Peers.BytesReceived() }
 
 // Messages is the number of transport messages this rank issued.
-func (s Stats) Messages() int64 {
-	var t int64
-	for _, p := range s.Peers {
-		t += p.Messages
-	}
-	return t
-}
+func (s Stats) Messages() int64 { return s.Peers.Messages() }
 
 // Add adds o's counts into s; Peers are added element-wise. Rank is kept.
 func (s *Stats) Add(o Stats) {
@@ -100,14 +85,7 @@ func (s *Stats) Add(o Stats) {
 		s.Remote[k] += o.Remote[k]
 	}
 	s.LocalBytes += o.LocalBytes
-	if len(s.Peers) < len(o.Peers) {
-		s.Peers = append(s.Peers, make([]PeerStats, len(o.Peers)-len(s.Peers))...)
-	}
-	for i, p := range o.Peers {
-		s.Peers[i].Messages += p.Messages
-		s.Peers[i].BytesSent += p.BytesSent
-		s.Peers[i].BytesReceived += p.BytesReceived
-	}
+	s.Peers = s.Peers.Add(o.Peers)
 	s.Barriers += o.Barriers
 	s.BarrierTime += o.BarrierTime
 	s.Fences += o.Fences
@@ -116,7 +94,7 @@ func (s *Stats) Add(o Stats) {
 // Stats returns a copy of this rank's counters.
 func (r *Rank) Stats() Stats {
 	s := r.stats
-	s.Peers = append([]PeerStats(nil), r.stats.Peers...)
+	s.Peers = append(Traffic(nil), r.stats.Peers...)
 	return s
 }
 
@@ -148,9 +126,9 @@ func decodeStats(w []int64, n int) Stats {
 	w = w[2*k:]
 	s.LocalBytes, s.Barriers, s.BarrierTime, s.Fences = w[0], w[1], time.Duration(w[2]), w[3]
 	w = w[4:]
-	s.Peers = make([]PeerStats, n)
+	s.Peers = make(Traffic, n)
 	for i := range s.Peers {
-		s.Peers[i] = PeerStats{w[3*i], w[3*i+1], w[3*i+2]}
+		s.Peers[i] = PeerTraffic{Messages: w[3*i], BytesSent: w[3*i+1], BytesReceived: w[3*i+2]}
 	}
 	return s
 }
@@ -176,7 +154,7 @@ func (r *Rank) AllStats(ctx context.Context) (per []Stats, sum Stats, err error)
 	buf := make([]byte, words*8)
 	w := make([]int64, words)
 	per = make([]Stats, r.n)
-	sum = Stats{Rank: -1, Peers: make([]PeerStats, r.n)}
+	sum = Stats{Rank: -1, Peers: make(Traffic, r.n)}
 	for p := range r.n {
 		if err := r.GetBytes(ctx, p, reg.Off, buf); err != nil {
 			return nil, Stats{}, err

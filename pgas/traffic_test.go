@@ -17,8 +17,8 @@ import (
 // expectedTraffic is the naive oracle for a bulk transfer by rank me of
 // elements [start, start+n) of an array with layout l: walk element by
 // element, cut a message wherever the block changes or a fragment fills.
-func expectedTraffic(l pgas.Layout, me int, start, n, esz, frag int64) []wrap.PeerCounts {
-	want := make([]wrap.PeerCounts, l.Ranks)
+func expectedTraffic(l pgas.Layout, me int, start, n, esz, frag int64) pgas.Traffic {
+	want := make(pgas.Traffic, l.Ranks)
 	var cur int64 = -1 // current block
 	var fill int64     // bytes in the current message
 	for i := start; i < start+n; i++ {
@@ -37,14 +37,10 @@ func expectedTraffic(l pgas.Layout, me int, start, n, esz, frag int64) []wrap.Pe
 	return want
 }
 
-func delta(after, before wrap.Counts) []wrap.PeerCounts {
-	d := make([]wrap.PeerCounts, len(after.Peers))
+func delta(after, before wrap.Counts) pgas.Traffic {
+	d := make(pgas.Traffic, len(after.Peers))
 	for p := range d {
-		d[p] = wrap.PeerCounts{
-			Messages:      after.Peers[p].Messages - before.Peers[p].Messages,
-			BytesSent:     after.Peers[p].BytesSent - before.Peers[p].BytesSent,
-			BytesReceived: after.Peers[p].BytesReceived - before.Peers[p].BytesReceived,
-		}
+		d[p] = after.Peers[p].Sub(before.Peers[p])
 	}
 	return d
 }
@@ -138,7 +134,7 @@ func TestGatherPlanTrafficCounted(t *testing.T) {
 		}
 		got := delta(c.Counts(r.ID()), before)
 		for q := range ranks {
-			want := wrap.PeerCounts{}
+			want := pgas.PeerTraffic{}
 			uniq := map[int64]bool{}
 			for _, g := range needs(q, n, k, 4) {
 				if a.Layout().Owner(g) == r.ID() {
@@ -146,7 +142,7 @@ func TestGatherPlanTrafficCounted(t *testing.T) {
 				}
 			}
 			if q != r.ID() && len(uniq) > 0 {
-				want = wrap.PeerCounts{Messages: 1, BytesSent: 4 * int64(len(uniq))}
+				want = pgas.PeerTraffic{Messages: 1, BytesSent: 4 * int64(len(uniq))}
 			}
 			if got[q] != want {
 				return fmt.Errorf("Execute traffic to rank %d = %+v; want %+v", q, got[q], want)

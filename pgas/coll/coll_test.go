@@ -9,6 +9,9 @@ import (
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
 	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/transport"
+	"github.com/pgasmr/pgasmr/pgas/transport/transporttest"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
 )
 
 // suiteConfigs are the jobs the conformance suite runs in: 1 to 8 ranks,
@@ -47,23 +50,42 @@ func TestSuite(t *testing.T) {
 }
 
 // TestSuiteNative runs the data-movement checks on a transport with
-// native collectives (native_test.go), which private calls on the world
-// team hand over to.
+// native collectives (transporttest.Native), which private calls on the
+// world team hand over to: directly, and through a stack of every wrapper
+// of package wrap, which must pass the collectives on (and count them).
 func TestSuiteNative(t *testing.T) {
-	nt := &nativeTransport{inner: inproc.New()}
-	cfg := pgas.Config{Ranks: 4, RanksPerNode: 2, Transport: nt, SyncTimeout: time.Minute}
-	for _, c := range colltest.Checks() {
-		if !strings.HasPrefix(c.Name, "move-") {
-			continue
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			if err := pgas.Run(t.Context(), cfg, c.Run); err != nil {
-				t.Fatal(err)
+	for _, wrapped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wrapped=%v", wrapped), func(t *testing.T) {
+			nt := transporttest.NewNative(inproc.New())
+			var tr transport.Transport = nt
+			var c *wrap.Counting
+			if wrapped {
+				c = wrap.NewCounting(wrap.NewFaulty(wrap.NewLatency(nt, 0), 0, -1))
+				tr = c
+			}
+			cfg := pgas.Config{Ranks: 4, RanksPerNode: 2, Transport: tr, SyncTimeout: time.Minute}
+			var native int64
+			for _, ch := range colltest.Checks() {
+				if !strings.HasPrefix(ch.Name, "move-") {
+					continue
+				}
+				t.Run(ch.Name, func(t *testing.T) {
+					if err := pgas.Run(t.Context(), cfg, ch.Run); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if c != nil {
+					tot := c.Total()
+					native += tot.Ops[wrap.OpBroadcast] + tot.Ops[wrap.OpAllgatherv] + tot.Ops[wrap.OpAlltoallv]
+				}
+			}
+			if nt.Calls() == 0 {
+				t.Fatal("the native collectives were not used")
+			}
+			if wrapped && native != nt.Calls() {
+				t.Errorf("Counting counted %d native calls; the transport made %d", native, nt.Calls())
 			}
 		})
-	}
-	if nt.calls.Load() == 0 {
-		t.Fatal("the native collectives were not used")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
 	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/transport/transporttest"
 )
 
 type myInt int16 // a defined type: the constraints accept ~ types
@@ -146,12 +147,12 @@ func TestReduceChecksNative(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("ranks=%d/%s", ranks, c.Name), func(t *testing.T) {
-				nt := &nativeTransport{inner: inproc.New()}
+				nt := transporttest.NewNative(inproc.New())
 				cfg := pgas.Config{Ranks: ranks, RanksPerNode: 2, Transport: nt, SyncTimeout: time.Minute}
 				if err := pgas.Run(t.Context(), cfg, c.Run); err != nil {
 					t.Fatal(err)
 				}
-				if nt.calls.Load() == 0 {
+				if nt.Calls() == 0 {
 					t.Fatal("the native collectives were not used")
 				}
 			})

@@ -217,8 +217,8 @@ func benchEndpoint(ctx context.Context, tr *mpi.Transport, cfg pgas.Config, kind
 	case kind == benchRawGet && me == 0:
 		loop = func(n int) error { return mpi.RawGetLoop(ep, 1, buf, n) }
 	case kind == benchEPAllgatherv:
-		nat, ok := ep.(transport.Collectives)
-		if !ok {
+		nat := transport.Extend(ep).Collectives()
+		if nat == nil {
 			return errors.New("endpoint has no native collectives")
 		}
 		loop = each(func() error { return nat.Allgatherv(ctx, buf, all, counts, displs) })

@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
 	pgaslaunch "github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/pgas/pgastest"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
 )
 
 // The SPMD bodies the test ranks run. Each reports what the test checks
@@ -28,6 +31,7 @@ var bodies = map[string]func(ctx context.Context, tr *mpi.Transport, arg string)
 	"bench":   benchBody,
 	"launch":  launchBody,
 	"panic":   panicBody,
+	"wrapped": wrappedBody,
 }
 
 // launchBody gets its configuration from launch.FromEnv, as any program
@@ -174,4 +178,44 @@ func timeoutBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 		}
 		return r.Barrier(ctx)
 	})
+}
+
+// wrappedBody runs a private AllgatherV with and without native
+// collectives on the MPI transport behind a stack of every wrapper of
+// package wrap, which must pass MPI's collectives on. Every rank reports
+// whether it had them, whether both results were right, and how many
+// native calls the counting wrapper saw and MPI served.
+func wrappedBody(ctx context.Context, tr *mpi.Transport, _ string) error {
+	c := wrap.NewCounting(wrap.NewLatency(wrap.NewFaulty(tr, 0, -1), 0))
+	cfg := config(tr)
+	cfg.Transport = c
+	before := tr.NativeCalls()
+	native, same := false, true
+	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		native = r.Native() != nil
+		n := r.N()
+		counts := make([]int, n)
+		want := make([]int64, 0, 2*n)
+		for q := range n {
+			counts[q] = 2
+			want = append(want, int64(100*q), int64(100*q+1))
+		}
+		mine := []int64{int64(100 * r.ID()), int64(100*r.ID() + 1)}
+		for _, opts := range [][]coll.Option{nil, {coll.NoNative()}} {
+			all := make([]int64, 2*n)
+			if err := coll.AllgatherV(ctx, r.World(), coll.Private(all), coll.Private(mine), counts, nil, nil, opts...); err != nil {
+				return err
+			}
+			same = same && slices.Equal(all, want)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cs := c.Counts(tr.Rank())
+	counted := cs.Ops[wrap.OpBroadcast] + cs.Ops[wrap.OpAllgatherv] + cs.Ops[wrap.OpAlltoallv]
+	fmt.Printf("WRAPPED rank=%d name=%s native=%v right=%v counted=%d calls=%d\n",
+		tr.Rank(), c.Name(), native, same, counted, tr.NativeCalls()-before)
+	return nil
 }

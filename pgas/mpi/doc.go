@@ -58,7 +58,8 @@
 // (MPI_Iprobe) for libraries whose one-sided operations need the target to
 // progress; on one node the windows are shared memory and need none.
 //
-// Endpoints implement transport.Collectives unless Options.NoNative (or
+// Endpoints offer native collectives (their Collectives method, see
+// transport.Extended, returns them) unless Options.NoNative (or
 // PGASMR_MPI_NATIVE=0): package coll then serves Broadcast, AllgatherV and
 // the private-to-private exchanges of the world team with MPI_Bcast,
 // MPI_Allgatherv and MPI_Alltoallv. These block in MPI, so that MPI's

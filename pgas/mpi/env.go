@@ -56,9 +56,9 @@ func Launched() bool {
 
 // Options tune the transport. The zero value is ready to use.
 type Options struct {
-	// NoNative hides the native collectives: endpoints do not implement
-	// transport.Collectives, so package coll uses its own algorithms over
-	// one-sided operations. For tests and comparisons.
+	// NoNative hides the native collectives: endpoints' Collectives
+	// returns nil, so package coll uses its own algorithms over one-sided
+	// operations. For tests and comparisons.
 	NoNative bool
 	// ChunkBytes is the largest transfer a single MPI call carries; larger
 	// ones are split. Zero means DefaultChunkBytes; at most 1<<30.

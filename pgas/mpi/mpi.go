@@ -633,7 +633,15 @@ func (e *endpoint) watch(ctx context.Context) {
 	}
 }
 
-var _ transport.Endpoint = (*endpoint)(nil)
+var _ transport.Extended = (*endpoint)(nil)
+
+// Collectives returns nil: this endpoint's transport was opened with
+// Options.NoNative. (nativeEndpoint returns itself.)
+func (e *endpoint) Collectives() transport.Collectives { return nil }
+
+// Failed returns nil: a failing MPI rank aborts the whole job
+// (MPI_Abort), so there is no failure to learn of between calls.
+func (e *endpoint) Failed() <-chan struct{} { return nil }
 
 func (e *endpoint) Rank() int       { return e.rank }
 func (e *endpoint) Size() int       { return e.size }
@@ -659,6 +667,9 @@ func (e *endpoint) Put(ctx context.Context, rank int, off int64, src []byte) err
 	if err := e.pre(ctx); err != nil {
 		return err
 	}
+	// pgas has checked the range; an MPI call goes to C, where nothing
+	// would stop a bad offset from writing past the window, so it is
+	// checked again (a few compares against a call of microseconds).
 	if err := transport.CheckRange(e.size, e.job.SegmentBytes, rank, off, int64(len(src))); err != nil {
 		return fmt.Errorf("mpi: put: %w", err)
 	}
@@ -931,7 +942,13 @@ func (e *endpoint) Close() error {
 // nativeEndpoint is an endpoint that offers MPI's collectives.
 type nativeEndpoint struct{ *endpoint }
 
-var _ transport.Collectives = nativeEndpoint{}
+var (
+	_ transport.Collectives = nativeEndpoint{}
+	_ transport.Extended    = nativeEndpoint{}
+)
+
+// Collectives returns e: MPI's collectives.
+func (e nativeEndpoint) Collectives() transport.Collectives { return e }
 
 func fitsInt(v int, chunk int64) bool { return v >= 0 && int64(v) <= chunk && v <= math.MaxInt32 }
 

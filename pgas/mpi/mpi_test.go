@@ -62,6 +62,46 @@ func TestSuites(t *testing.T) {
 	}
 }
 
+// TestWrappedNative: a stack of the wrappers of package wrap (counting
+// outermost) over the MPI transport keeps MPI's native collectives: every
+// rank has them, coll's AllgatherV uses them through the wrappers (each
+// call counted once, as MPI served it) and gives the same result as the
+// library's own algorithm. With native collectives off, nothing native is
+// counted.
+func TestWrappedNative(t *testing.T) {
+	for _, native := range []bool{true, false} {
+		t.Run(fmt.Sprintf("native=%v", native), func(t *testing.T) {
+			var env []string
+			if !native {
+				env = append(env, mpi.EnvNative+"=0")
+			}
+			const ranks = 3
+			res := launch(t, ranks, "wrapped", "", env...)
+			if res.err != nil {
+				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
+			}
+			got := lines(res.stdout, "WRAPPED ")
+			if len(got) != ranks {
+				t.Fatalf("stdout %q; want %d WRAPPED lines", res.stdout, ranks)
+			}
+			for _, l := range got {
+				t.Log(l)
+				f := strings.Fields(l)
+				if len(f) != 6 {
+					t.Fatalf("WRAPPED %s: want 6 fields", l)
+				}
+				if f[1] != "name=mpi+faulty+latency+counting" || f[2] != fmt.Sprintf("native=%v", native) || f[3] != "right=true" {
+					t.Errorf("WRAPPED %s; want the wrapped name, native=%v, right=true", l, native)
+				}
+				counted, calls := strings.TrimPrefix(f[4], "counted="), strings.TrimPrefix(f[5], "calls=")
+				if counted != calls || (calls == "0") == native {
+					t.Errorf("WRAPPED %s: counted native calls must equal MPI's, and be nonzero only with native collectives", l)
+				}
+			}
+		})
+	}
+}
+
 // wantAbort checks that the launch failed within 5 s of the time the rank
 // printed with prefix, and returns how long it took.
 func wantAbort(t *testing.T, res launched, prefix string) time.Duration {

@@ -54,7 +54,7 @@ func statsPattern(ctx context.Context, r *pgas.Rank, a *pgas.Array[int64]) error
 // expectedStats returns the counters of rank p of n after statsPattern,
 // with transfers split at frag bytes. BarrierTime is not predicted.
 func expectedStats(p, n int, frag int64) pgas.Stats {
-	s := pgas.Stats{Rank: p, Peers: make([]pgas.PeerStats, n), Fences: 1, Barriers: 1}
+	s := pgas.Stats{Rank: p, Peers: make(pgas.Traffic, n), Fences: 1, Barriers: 1}
 	s.Local[pgas.OpPut], s.Local[pgas.OpGet], s.Local[pgas.OpAtomic] = 1, 1, 1
 	s.LocalBytes = 16
 	if n == 1 { // the "remote" put and atomics are local too
@@ -66,7 +66,7 @@ func expectedStats(p, n int, frag int64) pgas.Stats {
 	got := int64(8 * (statsBlock - 4))
 	msgs := (got + frag - 1) / frag
 	s.Remote[pgas.OpPut], s.Remote[pgas.OpGet], s.Remote[pgas.OpAtomic] = 1, msgs, 2
-	s.Peers[(p+1)%n] = pgas.PeerStats{Messages: 1 + msgs + 2, BytesSent: 8, BytesReceived: got}
+	s.Peers[(p+1)%n] = pgas.PeerTraffic{Messages: 1 + msgs + 2, BytesSent: 8, BytesReceived: got}
 	return s
 }
 
@@ -107,7 +107,7 @@ func checkStats(ctx context.Context, r *pgas.Rank) error {
 		return err
 	}
 	r.ResetStats()
-	zero := pgas.Stats{Rank: me, Peers: make([]pgas.PeerStats, n)}
+	zero := pgas.Stats{Rank: me, Peers: make(pgas.Traffic, n)}
 	if s := r.Stats(); statsDiff(s, zero) != "" || s.BarrierTime != 0 {
 		return fmt.Errorf("Stats after ResetStats: %s, BarrierTime %v", statsDiff(s, zero), s.BarrierTime)
 	}
@@ -162,7 +162,7 @@ func checkAllStats(ctx context.Context, r *pgas.Rank) error {
 	if len(per) != n {
 		return fmt.Errorf("AllStats returned %d ranks' counters; want %d", len(per), n)
 	}
-	want := pgas.Stats{Peers: make([]pgas.PeerStats, n)}
+	want := pgas.Stats{Peers: make(pgas.Traffic, n)}
 	var barrierTime int64
 	for p, s := range per {
 		e := expectedStats(p, n, frag)
@@ -176,11 +176,7 @@ func checkAllStats(ctx context.Context, r *pgas.Rank) error {
 		want.LocalBytes += e.LocalBytes
 		want.Barriers += e.Barriers
 		want.Fences += e.Fences
-		for q, ps := range e.Peers {
-			want.Peers[q].Messages += ps.Messages
-			want.Peers[q].BytesSent += ps.BytesSent
-			want.Peers[q].BytesReceived += ps.BytesReceived
-		}
+		want.Peers.Add(e.Peers)
 		barrierTime += int64(s.BarrierTime)
 	}
 	if per[me].BarrierTime != before.BarrierTime {

@@ -271,7 +271,7 @@ func failedChanBody(ctx context.Context, tr *shm.Transport, _ string) error {
 		return errors.New("boom")
 	}
 	select {
-	case <-ep.(interface{ Failed() <-chan struct{} }).Failed():
+	case <-transport.Extend(ep).Failed():
 	case <-time.After(5 * time.Second):
 		return errors.New("Failed did not close within 5 s")
 	}

@@ -27,6 +27,25 @@
 //     naming the failed rank (or the context's error). Nothing hangs.
 //   - Time-outs: a synchronisation call that waits longer than
 //     Job.SyncTimeout for other ranks returns an error wrapping ErrTimeout.
+//   - Arguments: callers pass valid ranks, offsets and lengths; pgas checks
+//     them. Every (rank, offset) a pgas caller names is checked once, by
+//     pgas, before it reaches an endpoint (a rank in [0, Size()), bytes
+//     inside the segment, atomics 8-byte aligned), so a transport need not
+//     check again on its hot paths. It must still not corrupt memory on a
+//     bad call: the in-process and shm transports copy through bounded
+//     slice expressions, which panic; mpi, whose calls go to C, checks
+//     with CheckRange and CheckAtomic. What a transport returns for a bad
+//     call is otherwise unspecified.
+//
+// # Optional capabilities
+//
+// Some transports can do more than the Endpoint methods: native
+// collectives (MPI_Allgatherv, ...), and learning of another rank's
+// failure while no call is in progress. Extended names both; an Endpoint
+// is upgraded to one by Extend, once, when the job opens (pgas.Run does
+// it for every endpoint), so nobody type-asserts optional interfaces at
+// each use. Wrapper transports (package wrap) implement Extended and pass
+// on what their inner endpoint offers, so wrapping does not lose it.
 //
 // Endpoints are used by the goroutine of their rank. Put, Get, their async
 // forms and the atomics may also be called from other goroutines working for
@@ -131,10 +150,10 @@ var (
 	// ErrClosed is returned by calls on a closed endpoint.
 	ErrClosed = errors.New("endpoint closed")
 	// ErrOutOfRange is wrapped by accesses outside a segment or to a rank
-	// that does not exist.
+	// that does not exist (reported by pgas; see the contract).
 	ErrOutOfRange = errors.New("out of range")
 	// ErrMisaligned is wrapped by an atomic on an address that is not a
-	// multiple of 8.
+	// multiple of 8 (reported by pgas).
 	ErrMisaligned = errors.New("atomic address not 8-byte aligned")
 )
 
@@ -153,6 +172,8 @@ func (e *RankFailedError) Unwrap() error { return e.Cause }
 
 // CheckRange returns an error wrapping ErrOutOfRange unless rank is in
 // [0, ranks) and [off, off+n) lies within a segment of segBytes bytes.
+// pgas calls it for every access; a transport that cannot bound a bad
+// access itself (one that hands addresses to C) calls it too.
 func CheckRange(ranks int, segBytes int64, rank int, off, n int64) error {
 	if rank < 0 || rank >= ranks {
 		return fmt.Errorf("rank %d not in [0,%d): %w", rank, ranks, ErrOutOfRange)
@@ -180,12 +201,10 @@ type Done struct{ Err error }
 // Wait returns h.Err.
 func (h Done) Wait(context.Context) error { return h.Err }
 
-// FailureNotifier is implemented by endpoints that learn of a job's
-// failure while no call is in progress (a process transport watching a
-// shared failure record). Failed returns a channel closed once any rank of
-// the job has failed; pgas.Run then cancels the context of the ranks it
-// hosts, so that rank code busy outside the transport (a long map loop
-// checking ctx) stops promptly instead of at its next blocking call.
+// FailureNotifier is the optional interface of an endpoint that learns of
+// a job's failure while no call is in progress (a process transport
+// watching a shared failure record). Failed returns a channel closed once
+// any rank of the job has failed. Callers reach it through Extend.
 type FailureNotifier interface {
 	Failed() <-chan struct{}
 }
@@ -195,7 +214,7 @@ type FailureNotifier interface {
 // them for the world team where the call's semantics match, unless the
 // call passes coll.NoNative. Buffers are the caller's private memory; every
 // call is collective over all ranks, blocking, and complete when it
-// returns.
+// returns. Callers reach it through Extend.
 type Collectives interface {
 	// Broadcast copies root's buf into buf on every rank; every rank passes
 	// a buf of the same length.
@@ -207,3 +226,55 @@ type Collectives interface {
 	// which receives it at recv[rdispls[i] : +rcounts[i]].
 	Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error
 }
+
+// Extended is an Endpoint with its optional capabilities made explicit:
+// every caller can ask for them without a type assertion, and a wrapper
+// can pass them on. Extend upgrades any Endpoint to one.
+//
+// Transports in this module return endpoints that implement Extended
+// themselves; a transport that implements only Endpoint, or the optional
+// Collectives and FailureNotifier interfaces, is upgraded by Extend.
+type Extended interface {
+	Endpoint
+
+	// Collectives returns the endpoint's native collectives, or nil if
+	// its transport has none. The result is the same on every call.
+	Collectives() Collectives
+
+	// Failed returns a channel that is closed once any rank of the job
+	// has failed, or nil if the endpoint does not learn of failures
+	// between calls (every blocking call still reports them). pgas.Run
+	// uses it to cancel the context of the ranks it hosts, so that rank
+	// code busy outside the transport (a long map loop checking ctx)
+	// stops promptly instead of at its next blocking call. The result is
+	// the same on every call.
+	Failed() <-chan struct{}
+}
+
+// Extend returns ep as an Extended endpoint: ep itself if it already is
+// one, else a shim whose Collectives and Failed report what ep implements
+// of Collectives and FailureNotifier (nil where it implements neither)
+// and whose other methods are ep's. Call it once per endpoint, at Open,
+// and use the result from then on; it is the one place the optional
+// interfaces are type-asserted.
+func Extend(ep Endpoint) Extended {
+	if x, ok := ep.(Extended); ok {
+		return x
+	}
+	s := &shim{Endpoint: ep}
+	s.coll, _ = ep.(Collectives)
+	if fn, ok := ep.(FailureNotifier); ok {
+		s.failed = fn.Failed()
+	}
+	return s
+}
+
+// shim upgrades a plain Endpoint to Extended.
+type shim struct {
+	Endpoint
+	coll   Collectives
+	failed <-chan struct{}
+}
+
+func (s *shim) Collectives() Collectives { return s.coll }
+func (s *shim) Failed() <-chan struct{}  { return s.failed }

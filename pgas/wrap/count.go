@@ -13,39 +13,47 @@ import (
 type Op int
 
 // The kinds of counted operations, one per Endpoint method that does
-// something (Rank, Size, Segment, Fail and Close are not counted).
+// something (Rank, Size, Segment, Fail and Close are not counted), and one
+// per native collective (transport.Collectives) of an endpoint that has
+// them.
 const (
-	OpPut      Op = iota // Endpoint.Put
-	OpGet                // Endpoint.Get
-	OpPutAsync           // Endpoint.PutAsync
-	OpGetAsync           // Endpoint.GetAsync
-	OpFence              // Endpoint.Fence
-	OpFetchAdd           // Endpoint.FetchAdd
-	OpCAS                // Endpoint.CompareAndSwap
-	OpLoad               // Endpoint.Load
-	OpNotify             // Endpoint.Notify
-	OpWait               // Endpoint.Wait
-	OpBarrier            // Endpoint.Barrier
-	NumOps               // number of kinds; not a kind
+	OpPut        Op = iota // Endpoint.Put
+	OpGet                  // Endpoint.Get
+	OpPutAsync             // Endpoint.PutAsync
+	OpGetAsync             // Endpoint.GetAsync
+	OpFence                // Endpoint.Fence
+	OpFetchAdd             // Endpoint.FetchAdd
+	OpCAS                  // Endpoint.CompareAndSwap
+	OpLoad                 // Endpoint.Load
+	OpNotify               // Endpoint.Notify
+	OpWait                 // Endpoint.Wait
+	OpBarrier              // Endpoint.Barrier
+	OpBroadcast            // Collectives.Broadcast
+	OpAllgatherv           // Collectives.Allgatherv
+	OpAlltoallv            // Collectives.Alltoallv
+	NumOps                 // number of kinds; not a kind
 )
 
 var opNames = [NumOps]string{
-	OpPut:      "put",
-	OpGet:      "get",
-	OpPutAsync: "putasync",
-	OpGetAsync: "getasync",
-	OpFence:    "fence",
-	OpFetchAdd: "fetchadd",
-	OpCAS:      "cas",
-	OpLoad:     "load",
-	OpNotify:   "notify",
-	OpWait:     "wait",
-	OpBarrier:  "barrier",
+	OpPut:        "put",
+	OpGet:        "get",
+	OpPutAsync:   "putasync",
+	OpGetAsync:   "getasync",
+	OpFence:      "fence",
+	OpFetchAdd:   "fetchadd",
+	OpCAS:        "cas",
+	OpLoad:       "load",
+	OpNotify:     "notify",
+	OpWait:       "wait",
+	OpBarrier:    "barrier",
+	OpBroadcast:  "broadcast",
+	OpAllgatherv: "allgatherv",
+	OpAlltoallv:  "alltoallv",
 }
 
 // String returns the lowercase name of the kind: "put", "get", "putasync",
-// "getasync", "fence", "fetchadd", "cas", "load", "notify", "wait" or
-// "barrier".
+// "getasync", "fence", "fetchadd", "cas", "load", "notify", "wait",
+// "barrier", "broadcast", "allgatherv" or "alltoallv".
 func (o Op) String() string {
 	if o >= 0 && o < NumOps {
 		return opNames[o]
@@ -53,53 +61,43 @@ func (o Op) String() string {
 	return fmt.Sprintf("wrap.Op(%d)", int(o))
 }
 
-// PeerCounts counts the traffic between one rank and one peer. A message is
-// one Put, Get, PutAsync, GetAsync, FetchAdd, CompareAndSwap or Load call
-// naming the peer (the peer may be the calling rank itself).
-type PeerCounts struct {
-	Messages      int64
-	BytesSent     int64 // by Put and PutAsync to the peer
-	BytesReceived int64 // by Get and GetAsync from the peer
-}
-
 // Counts is a snapshot of the operations of one rank (or, from
 // Counting.Total, of all ranks).
 type Counts struct {
 	// Ops counts endpoint calls by kind.
 	Ops [NumOps]int64
-	// Peers is indexed by peer rank and has one entry per rank of the job.
-	Peers []PeerCounts
+	// Peers is the one-sided traffic, indexed by peer rank, with one entry
+	// per rank of the job: a message is one Put, Get, PutAsync, GetAsync,
+	// FetchAdd, CompareAndSwap or Load call naming the peer (the peer may
+	// be the calling rank itself); bytes are sent by Put and PutAsync and
+	// received by Get and GetAsync. It is the type pgas.Stats.Peers has,
+	// so the runtime's counts and the transport's compare directly.
+	Peers transport.Traffic
+
+	// NativeSent and NativeReceived are the bytes the rank's native
+	// collective calls carried to and from other ranks, by the calls'
+	// arguments: a Broadcast sends len(buf) from the root to each other
+	// rank; an Allgatherv sends len(send) to each other rank and receives
+	// counts[q] from each other rank q; an Alltoallv sends scounts[j] to
+	// each other rank j and receives rcounts[i] from each other rank i.
+	// Bytes a rank keeps for itself are not counted, and neither is the
+	// routing the transport chooses (a tree broadcast forwards more). They
+	// are not in Peers, whose messages are one-sided calls.
+	NativeSent, NativeReceived int64
 }
 
 // Messages is the number of messages to all peers.
-func (c Counts) Messages() int64 {
-	var n int64
-	for _, p := range c.Peers {
-		n += p.Messages
-	}
-	return n
-}
+func (c Counts) Messages() int64 { return c.Peers.Messages() }
 
 // BytesSent is the number of bytes put to all peers.
-func (c Counts) BytesSent() int64 {
-	var n int64
-	for _, p := range c.Peers {
-		n += p.BytesSent
-	}
-	return n
-}
+func (c Counts) BytesSent() int64 { return c.Peers.BytesSent() }
 
 // BytesReceived is the number of bytes got from all peers.
-func (c Counts) BytesReceived() int64 {
-	var n int64
-	for _, p := range c.Peers {
-		n += p.BytesReceived
-	}
-	return n
-}
+func (c Counts) BytesReceived() int64 { return c.Peers.BytesReceived() }
 
 // Counting is a transport that counts the operations of every endpoint of
-// the inner transport, per rank and per peer.
+// the inner transport, per rank and per peer, its native collective calls
+// included.
 //
 // Operations are counted when they are issued, whether or not they succeed;
 // a call whose peer rank does not exist counts as an operation but not as a
@@ -129,8 +127,9 @@ type countJob struct {
 }
 
 type rankCounters struct {
-	ops   [NumOps]atomic.Int64
-	peers []peerCounters
+	ops                    [NumOps]atomic.Int64
+	peers                  []peerCounters
+	nativeSent, nativeRecv atomic.Int64
 }
 
 type peerCounters struct {
@@ -155,13 +154,16 @@ func (c *Counting) Open(ctx context.Context, job transport.Job) ([]transport.End
 	c.cur.Store(cj)
 	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
-		ce := &countEndpoint{inner: ep}
+		ce := &countEndpoint{inner: transport.Extend(ep)}
 		if r := ep.Rank(); hosted(r, len(cj.ranks)) {
 			ce.rc = &cj.ranks[r]
 		} else {
 			// The inner transport broke its contract; count nothing
 			// rather than index out of range.
 			ce.rc = &rankCounters{}
+		}
+		if nat := ce.inner.Collectives(); nat != nil {
+			ce.nat = &countColl{e: ce, inner: nat}
 		}
 		out[i] = ce
 	}
@@ -185,17 +187,15 @@ func (c *Counting) Total() Counts {
 	if cj == nil {
 		return Counts{}
 	}
-	t := Counts{Peers: make([]PeerCounts, len(cj.ranks))}
+	t := Counts{Peers: make(transport.Traffic, len(cj.ranks))}
 	for r := range cj.ranks {
 		s := cj.ranks[r].snapshot()
 		for k, n := range s.Ops {
 			t.Ops[k] += n
 		}
-		for p, pc := range s.Peers {
-			t.Peers[p].Messages += pc.Messages
-			t.Peers[p].BytesSent += pc.BytesSent
-			t.Peers[p].BytesReceived += pc.BytesReceived
-		}
+		t.Peers.Add(s.Peers)
+		t.NativeSent += s.NativeSent
+		t.NativeReceived += s.NativeReceived
 	}
 	return t
 }
@@ -212,6 +212,8 @@ func (c *Counting) Reset() {
 		for k := range rc.ops {
 			rc.ops[k].Store(0)
 		}
+		rc.nativeSent.Store(0)
+		rc.nativeRecv.Store(0)
 		for p := range rc.peers {
 			pc := &rc.peers[p]
 			pc.messages.Store(0)
@@ -226,10 +228,11 @@ func (rc *rankCounters) snapshot() Counts {
 	for k := range rc.ops {
 		s.Ops[k] = rc.ops[k].Load()
 	}
-	s.Peers = make([]PeerCounts, len(rc.peers))
+	s.NativeSent, s.NativeReceived = rc.nativeSent.Load(), rc.nativeRecv.Load()
+	s.Peers = make(transport.Traffic, len(rc.peers))
 	for p := range rc.peers {
 		pc := &rc.peers[p]
-		s.Peers[p] = PeerCounts{
+		s.Peers[p] = transport.PeerTraffic{
 			Messages:      pc.messages.Load(),
 			BytesSent:     pc.sent.Load(),
 			BytesReceived: pc.received.Load(),
@@ -242,11 +245,12 @@ func (rc *rankCounters) snapshot() Counts {
 // endpoint is not embedded, so that a method added to transport.Endpoint
 // cannot slip past the wrapper uncounted.)
 type countEndpoint struct {
-	inner transport.Endpoint
+	inner transport.Extended
 	rc    *rankCounters
+	nat   *countColl // nil if inner has no native collectives
 }
 
-var _ transport.Endpoint = (*countEndpoint)(nil)
+var _ transport.Extended = (*countEndpoint)(nil)
 
 // msg counts one operation of kind op that is a message to peer carrying
 // sent bytes out and received bytes back.
@@ -270,6 +274,18 @@ func (e *countEndpoint) Size() int       { return e.inner.Size() }
 func (e *countEndpoint) Segment() []byte { return e.inner.Segment() }
 func (e *countEndpoint) Fail(err error)  { e.inner.Fail(err) }
 func (e *countEndpoint) Close() error    { return e.inner.Close() }
+
+// Failed is the inner endpoint's.
+func (e *countEndpoint) Failed() <-chan struct{} { return e.inner.Failed() }
+
+// Collectives returns the inner endpoint's native collectives, counted, or
+// nil if it has none.
+func (e *countEndpoint) Collectives() transport.Collectives {
+	if e.nat == nil {
+		return nil
+	}
+	return e.nat
+}
 
 func (e *countEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
 	e.msg(OpPut, rank, len(src), 0)
@@ -324,4 +340,52 @@ func (e *countEndpoint) Wait(ctx context.Context) error {
 func (e *countEndpoint) Barrier(ctx context.Context) error {
 	e.rc.ops[OpBarrier].Add(1)
 	return e.inner.Barrier(ctx)
+}
+
+// countColl counts the native collective calls of one rank and passes them
+// on.
+type countColl struct {
+	e     *countEndpoint
+	inner transport.Collectives
+}
+
+// native counts one native collective call of kind op that sends sent bytes
+// to other ranks and receives recv bytes from them.
+func (c *countColl) native(op Op, sent, recv int) {
+	rc := c.e.rc
+	rc.ops[op].Add(1)
+	rc.nativeSent.Add(int64(sent))
+	rc.nativeRecv.Add(int64(recv))
+}
+
+func (c *countColl) Broadcast(ctx context.Context, root int, buf []byte) error {
+	if me, n := c.e.inner.Rank(), c.e.inner.Size(); me == root {
+		c.native(OpBroadcast, len(buf)*(n-1), 0)
+	} else {
+		c.native(OpBroadcast, 0, len(buf))
+	}
+	return c.inner.Broadcast(ctx, root, buf)
+}
+
+func (c *countColl) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
+	me, n := c.e.inner.Rank(), c.e.inner.Size()
+	c.native(OpAllgatherv, len(send)*(n-1), sumOthers(counts, me))
+	return c.inner.Allgatherv(ctx, send, recv, counts, displs)
+}
+
+func (c *countColl) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
+	me := c.e.inner.Rank()
+	c.native(OpAlltoallv, sumOthers(scounts, me), sumOthers(rcounts, me))
+	return c.inner.Alltoallv(ctx, send, scounts, sdispls, recv, rcounts, rdispls)
+}
+
+// sumOthers is the sum of counts but counts[me].
+func sumOthers(counts []int, me int) int {
+	n := 0
+	for q, c := range counts {
+		if q != me {
+			n += c
+		}
+	}
+	return n
 }

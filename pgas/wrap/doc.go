@@ -8,13 +8,25 @@
 // a wrapper.
 //
 //   - Counting counts, per rank, every endpoint operation by kind and, per
-//     peer, the messages and bytes sent and received.
+//     peer, the messages and bytes sent and received (in
+//     transport.Traffic, the type pgas.Stats counts in), and the calls and
+//     bytes of native collectives.
 //   - Faulty makes one chosen operation of one chosen rank fail with an
 //     error wrapping ErrInjected, to test that a failure anywhere ends the
 //     job cleanly.
 //   - Latency adds a one-way latency to every operation, to test that code
 //     overlaps communication (a batch of GetAsync calls costs one latency,
 //     not one per call).
+//
+// A wrapper keeps what its inner endpoint offers beyond transport.Endpoint:
+// its endpoints implement transport.Extended, and pass on the inner
+// endpoint's native collectives (so wrap.NewCounting(mpiTransport) still
+// runs package coll on MPI's collectives) and its Failed channel,
+// unchanged. Each wrapper applies its own semantics to the native
+// collective calls, which are operations of the rank like any other:
+// Counting counts them (OpBroadcast, OpAllgatherv, OpAlltoallv, and
+// Counts.NativeSent and NativeReceived), Faulty numbers them and may fail
+// one, Latency delays them.
 //
 // Counting the traffic of a job:
 //

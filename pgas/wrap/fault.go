@@ -32,9 +32,12 @@ func (e *InjectedError) Unwrap() error { return ErrInjected }
 
 // Faulty is a transport that makes one operation of one rank fail.
 //
-// Every Endpoint method call of a rank except Rank, Size, Segment, Fail and
-// Close is an operation, numbered from 0 in the order the calls reach the
-// wrapper (a Barrier is one operation; waiting on a handle is none). The
+// Every Endpoint method call of a rank except Rank, Size, Segment, Fail,
+// Close, Collectives and Failed is an operation, and so is every call of
+// the native collectives the inner endpoint may offer (which the wrapper
+// passes on: see transport.Extended). Operations are numbered from 0 in
+// the order the calls reach the wrapper (a Barrier is one operation;
+// waiting on a handle is none). The
 // chosen operation is not performed: it returns an *InjectedError, which
 // wraps ErrInjected; an async method returns a handle whose Wait returns
 // it. Operations before and after it are passed through unchanged, so it is
@@ -79,11 +82,14 @@ func (f *Faulty) Open(ctx context.Context, job transport.Job) ([]transport.Endpo
 	f.cur.Store(fj)
 	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
-		fe := &faultEndpoint{inner: ep, f: f, j: fj, rank: ep.Rank()}
+		fe := &faultEndpoint{inner: transport.Extend(ep), f: f, j: fj, rank: ep.Rank()}
 		if hosted(fe.rank, len(fj.ops)) {
 			fe.ops = &fj.ops[fe.rank]
 		} else {
 			fe.ops = new(atomic.Int64)
+		}
+		if nat := fe.inner.Collectives(); nat != nil {
+			fe.nat = &faultColl{e: fe, inner: nat}
 		}
 		out[i] = fe
 	}
@@ -111,14 +117,15 @@ func (f *Faulty) Ops(rank int) int64 {
 
 // faultEndpoint numbers the calls of one rank and fails the chosen one.
 type faultEndpoint struct {
-	inner transport.Endpoint
+	inner transport.Extended
 	f     *Faulty
 	j     *faultJob
 	rank  int
 	ops   *atomic.Int64
+	nat   *faultColl // nil if inner has no native collectives
 }
 
-var _ transport.Endpoint = (*faultEndpoint)(nil)
+var _ transport.Extended = (*faultEndpoint)(nil)
 
 // next numbers one operation and returns the injected error if it is the
 // chosen one, nil otherwise.
@@ -136,6 +143,18 @@ func (e *faultEndpoint) Size() int       { return e.inner.Size() }
 func (e *faultEndpoint) Segment() []byte { return e.inner.Segment() }
 func (e *faultEndpoint) Fail(err error)  { e.inner.Fail(err) }
 func (e *faultEndpoint) Close() error    { return e.inner.Close() }
+
+// Failed is the inner endpoint's.
+func (e *faultEndpoint) Failed() <-chan struct{} { return e.inner.Failed() }
+
+// Collectives returns the inner endpoint's native collectives, each call
+// an operation that may be the one to fail, or nil if it has none.
+func (e *faultEndpoint) Collectives() transport.Collectives {
+	if e.nat == nil {
+		return nil
+	}
+	return e.nat
+}
 
 func (e *faultEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
 	if err := e.next("Put"); err != nil {
@@ -212,4 +231,32 @@ func (e *faultEndpoint) Barrier(ctx context.Context) error {
 		return err
 	}
 	return e.inner.Barrier(ctx)
+}
+
+// faultColl numbers the native collective calls of one rank with its other
+// operations, and fails the chosen one.
+type faultColl struct {
+	e     *faultEndpoint
+	inner transport.Collectives
+}
+
+func (c *faultColl) Broadcast(ctx context.Context, root int, buf []byte) error {
+	if err := c.e.next("Broadcast"); err != nil {
+		return err
+	}
+	return c.inner.Broadcast(ctx, root, buf)
+}
+
+func (c *faultColl) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
+	if err := c.e.next("Allgatherv"); err != nil {
+		return err
+	}
+	return c.inner.Allgatherv(ctx, send, recv, counts, displs)
+}
+
+func (c *faultColl) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
+	if err := c.e.next("Alltoallv"); err != nil {
+		return err
+	}
+	return c.inner.Alltoallv(ctx, send, scounts, sdispls, recv, rcounts, rdispls)
 }

@@ -22,6 +22,9 @@ import (
 //     any number of outstanding async operations complete in about one
 //     latency.
 //   - Wait and Barrier take the latency longer than the inner call.
+//   - The native collectives of an inner endpoint that has them (passed
+//     on, see transport.Extended) take the latency longer than the inner
+//     call, like Wait.
 //
 // Every wait stops early with ctx.Err() when ctx is cancelled. Errors of the
 // inner transport are returned at once, without the latency.
@@ -53,7 +56,11 @@ func (l *Latency) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 	}
 	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
-		out[i] = &latencyEndpoint{inner: ep, d: l.d}
+		le := &latencyEndpoint{inner: transport.Extend(ep), d: l.d}
+		if nat := le.inner.Collectives(); nat != nil {
+			le.nat = &latencyColl{e: le, inner: nat}
+		}
+		out[i] = le
 	}
 	return out, nil
 }
@@ -76,14 +83,15 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 
 // latencyEndpoint delays the calls of one rank.
 type latencyEndpoint struct {
-	inner transport.Endpoint
+	inner transport.Extended
 	d     time.Duration
+	nat   *latencyColl // nil if inner has no native collectives
 
 	mu      sync.Mutex
 	putDone time.Time // latest completion time of the puts issued
 }
 
-var _ transport.Endpoint = (*latencyEndpoint)(nil)
+var _ transport.Extended = (*latencyEndpoint)(nil)
 
 // notePut records a put that completes at t.
 func (e *latencyEndpoint) notePut(t time.Time) {
@@ -115,6 +123,18 @@ func (e *latencyEndpoint) Size() int       { return e.inner.Size() }
 func (e *latencyEndpoint) Segment() []byte { return e.inner.Segment() }
 func (e *latencyEndpoint) Fail(err error)  { e.inner.Fail(err) }
 func (e *latencyEndpoint) Close() error    { return e.inner.Close() }
+
+// Failed is the inner endpoint's.
+func (e *latencyEndpoint) Failed() <-chan struct{} { return e.inner.Failed() }
+
+// Collectives returns the inner endpoint's native collectives, delayed, or
+// nil if it has none.
+func (e *latencyEndpoint) Collectives() transport.Collectives {
+	if e.nat == nil {
+		return nil
+	}
+	return e.nat
+}
 
 func (e *latencyEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
 	done := time.Now().Add(e.d)
@@ -193,4 +213,22 @@ func (h *latencyHandle) Wait(ctx context.Context) error {
 		return err
 	}
 	return sleepUntil(ctx, h.done)
+}
+
+// latencyColl delays the native collective calls of one rank.
+type latencyColl struct {
+	e     *latencyEndpoint
+	inner transport.Collectives
+}
+
+func (c *latencyColl) Broadcast(ctx context.Context, root int, buf []byte) error {
+	return c.e.after(ctx, c.inner.Broadcast(ctx, root, buf))
+}
+
+func (c *latencyColl) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
+	return c.e.after(ctx, c.inner.Allgatherv(ctx, send, recv, counts, displs))
+}
+
+func (c *latencyColl) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
+	return c.e.after(ctx, c.inner.Alltoallv(ctx, send, scounts, sdispls, recv, rcounts, rdispls))
 }
