@@ -39,6 +39,12 @@
 // the rank and the whole list and distribute work themselves
 // (distrib.BlockRange gives a rank its contiguous share).
 //
+// Inputs named on a command line go through ListFiles, the one directory
+// walker of every app: paths in the order given, each directory walked in
+// lexical order, links to files followed, FIFOs and devices inside a
+// directory passed over and given as an input refused (StatInput), and
+// what cannot be listed an error naming it or, on request, a Skip.
+//
 // The reduce function receives keys in ascending order with one combined
 // value each, or all values in the order (input index, emit order) when the
 // store keeps all values. Results are identical for every rank count,

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/pgasmr/pgasmr/distrib"
@@ -48,40 +46,23 @@ func Scan(ctx context.Context, paths []string) ([]Message, error) {
 	return scanFiles(ctx, files)
 }
 
-// listFiles lists the regular files under paths, in order. A path that
-// is neither a directory nor a regular file (a FIFO, a device) is an error
-// naming it, found before it is opened (mr.StatInput); inside a directory
-// such entries are passed over, as every app does.
+// listFiles lists the regular files under paths, in order (mr.ListFiles:
+// each path in turn, a directory walked in lexical order). A path that is
+// neither a directory nor a regular file (a FIFO, a device) is an error
+// naming it, found before it is opened; inside a directory such entries
+// are passed over, as every app does.
 func listFiles(ctx context.Context, paths []string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
-		if _, err := mr.StatInput(p); errors.Is(err, mr.ErrNotRegular) {
+		found, _, err := mr.ListFiles(ctx, []string{p}, mr.ListOptions{})
+		if errors.Is(err, mr.ErrNotRegular) {
 			return nil, fmt.Errorf("spamcount: %w", err)
-		} // other errors: the walk's, as below
-		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				fi, err := os.Stat(path) // follow symbolic links
-				if err != nil {
-					return err
-				}
-				if !fi.Mode().IsRegular() {
-					return nil
-				}
-			}
-			files = append(files, path)
-			return nil
-		})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("spamcount: scanning %s: %w", p, err)
+		}
+		for _, f := range found {
+			files = append(files, f.Path)
 		}
 	}
 	return files, nil

@@ -190,6 +190,36 @@ func TestScanMbox(t *testing.T) {
 	}
 }
 
+// TestScanLinkedDirectory: a symbolic link to a directory, given as a
+// path, is walked (mr.ListFiles), as wordcount does; inside the tree links
+// to directories are not followed.
+func TestScanLinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "box"), []byte(mbox), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := Scan(context.Background(), []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked, err := Scan(context.Background(), []string{link})
+	if err != nil || len(linked) != 3 || len(direct) != 3 {
+		t.Fatalf("Scan through a link = %v, %v; want the 3 messages of %v", linked, err, direct)
+	}
+	for i, m := range linked {
+		if d := direct[i]; m.Path != filepath.Join(link, "box") || m.Off != d.Off || m.Len != d.Len {
+			t.Errorf("message %d through a link = %v; want %v under %s", i, m, d, link)
+		}
+	}
+}
+
 func output(t testing.TB, r *Result, format string) string {
 	t.Helper()
 	if r == nil {

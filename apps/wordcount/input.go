@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pgasmr/pgasmr/mr"
 )
@@ -23,98 +22,28 @@ const headBytes = 8 << 10
 // checked once per block.
 const blockBytes = 1 << 20
 
-type file struct {
-	path string
-	size int64
-}
+// Skip is an input file that was not counted because it could not be
+// listed or read.
+type Skip = mr.Skip
 
-// Skip is an input file that was not counted.
-type Skip struct {
-	Path   string
-	Reason string // "binary", or the error that made it unreadable
-}
-
-// list expands paths into the regular files under them, sorted by path
-// without duplicates. A path that cannot be listed, or that is neither a
-// directory nor a regular file (a FIFO, a device: refused before it is
-// opened, see mr.StatInput), is an error naming it, or with skip a Skip.
-// Inside a directory, entries that are neither (symbolic links followed)
-// are passed over, as every app does; links to directories are not
-// followed.
-func list(paths []string, skip bool) ([]file, []Skip, error) {
-	var files []file
-	var skipped []Skip
-	fail := func(path string, err error) error {
-		var nr *mr.NotRegularError
-		switch {
-		case !skip && errors.As(err, &nr):
-			return fmt.Errorf("wordcount: %w", nr) // it names the path
-		case !skip:
-			return fmt.Errorf("wordcount: input %s: %w", path, err)
-		case errors.As(err, &nr):
-			skipped = append(skipped, Skip{Path: path, Reason: nr.Reason()})
-		default:
-			skipped = append(skipped, Skip{Path: path, Reason: err.Error()})
-		}
-		return nil
+// list expands paths into the regular files under them (mr.ListFiles),
+// sorted by path without duplicates. A path that cannot be listed, or that
+// is neither a directory nor a regular file (a FIFO, a device: refused
+// before it is opened), is an error naming it, or with skip a Skip.
+func list(ctx context.Context, paths []string, skip bool) ([]mr.File, []Skip, error) {
+	files, skipped, err := mr.ListFiles(ctx, paths, mr.ListOptions{SkipUnreadable: skip})
+	var le *mr.ListError
+	var nr *mr.NotRegularError
+	switch {
+	case errors.As(err, &le) && errors.As(le.Err, &nr):
+		return nil, nil, fmt.Errorf("wordcount: %w", nr) // it names the path
+	case le != nil:
+		return nil, nil, fmt.Errorf("wordcount: input %s: %w", le.Path, le.Err)
+	case err != nil:
+		return nil, nil, err
 	}
-	for _, p := range paths {
-		fi, err := mr.StatInput(p)
-		if err != nil {
-			if err := fail(p, err); err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		if !fi.IsDir() {
-			files = append(files, file{p, fi.Size()})
-			continue
-		}
-		root := p
-		if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-			root = p + string(filepath.Separator) // WalkDir does not follow a symbolic link at its root
-		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fail(path, err)
-			}
-			switch {
-			case d.IsDir():
-				return nil
-			case d.Type().IsRegular():
-				info, err := d.Info()
-				if err != nil {
-					return fail(path, err)
-				}
-				files = append(files, file{path, info.Size()})
-				return nil
-			case d.Type()&fs.ModeSymlink != 0:
-				fi, err := mr.StatRegular(path)
-				switch {
-				case errors.Is(err, mr.ErrNotRegular):
-					return nil // a directory (not followed), a FIFO, a device
-				case err != nil:
-					return fail(path, err)
-				}
-				files = append(files, file{path, fi.Size()})
-				return nil
-			}
-			return nil // devices, sockets, pipes: not files
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	slices.SortFunc(files, func(a, b file) int {
-		switch {
-		case a.path < b.path:
-			return -1
-		case a.path > b.path:
-			return 1
-		}
-		return 0
-	})
-	files = slices.CompactFunc(files, func(a, b file) bool { return a.path == b.path })
+	slices.SortFunc(files, func(a, b mr.File) int { return strings.Compare(a.Path, b.Path) })
+	files = slices.CompactFunc(files, func(a, b mr.File) bool { return a.Path == b.Path })
 	return files, skipped, nil
 }
 
@@ -130,15 +59,15 @@ type chunk struct {
 
 // chunks cuts files into chunks of at most size bytes; an empty file gives
 // one empty chunk.
-func chunks(files []file, size int64) []chunk {
+func chunks(files []mr.File, size int64) []chunk {
 	var cs []chunk
 	for _, f := range files {
-		if f.size == 0 {
-			cs = append(cs, chunk{path: f.path, firstChunk: true})
+		if f.Size == 0 {
+			cs = append(cs, chunk{path: f.Path, firstChunk: true})
 			continue
 		}
-		for off := int64(0); off < f.size; off += size {
-			cs = append(cs, chunk{path: f.path, size: f.size, off: off, n: min(size, f.size-off), firstChunk: off == 0})
+		for off := int64(0); off < f.Size; off += size {
+			cs = append(cs, chunk{path: f.Path, size: f.Size, off: off, n: min(size, f.Size-off), firstChunk: off == 0})
 		}
 	}
 	return cs

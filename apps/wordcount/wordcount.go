@@ -147,13 +147,13 @@ func prepare(ctx context.Context, paths []string, o Options) ([]chunk, []Skip, e
 	if err := o.Validate(); err != nil {
 		return nil, nil, err
 	}
-	files, skipped, err := list(paths, o.SkipUnreadable)
+	files, skipped, err := list(ctx, paths, o.SkipUnreadable)
 	if err != nil {
 		return nil, nil, err
 	}
 	var total int64
 	for _, f := range files {
-		total += f.size
+		total += f.Size
 	}
 	mr.ProgressFrom(ctx).SetTotal(int64(len(files)), total)
 	return chunks(files, o.chunkBytes()), skipped, nil

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pgasmr/pgasmr/apps/histogram"
@@ -221,10 +219,10 @@ func plural(n int, one, many string) string {
 }
 
 // inputFiles returns the inputs of a job of a: for apps that take files
-// only, directories are replaced by the regular files under them (symbolic
-// links to files followed), in lexical order; a missing input is an error
-// naming it.
-func (a *app) inputFiles(paths []string) ([]string, error) {
+// only, directories are replaced by the regular files under them
+// (mr.ListFiles: symbolic links to files followed, in lexical order); a
+// missing input is an error naming it.
+func (a *app) inputFiles(ctx context.Context, paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -235,27 +233,15 @@ func (a *app) inputFiles(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		n := len(out)
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-					return err
-				}
-			}
-			out = append(out, path)
-			return nil
-		})
+		files, _, err := mr.ListFiles(ctx, []string{p}, mr.ListOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("%s: listing input %w", a.name, err)
 		}
-		if len(out) == n {
+		if len(files) == 0 {
 			return nil, fmt.Errorf("%s: input directory %s holds no files", a.name, p)
+		}
+		for _, f := range files {
+			out = append(out, f.Path)
 		}
 	}
 	return out, nil

@@ -412,28 +412,15 @@ func benchInput(ctx context.Context, a *app, dir string, p benchPlan, seed uint6
 	return path, nil
 }
 
-// inputBytes is the total size of the regular files under paths.
+// inputBytes is the total size of the regular files under paths, as the
+// apps list them (mr.ListFiles).
 func inputBytes(paths []string) (int64, error) {
+	files, _, err := mr.ListFiles(context.Background(), paths, mr.ListOptions{})
 	var n int64
-	for _, root := range paths {
-		err := filepath.WalkDir(root, func(_ string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type().IsRegular() {
-				info, err := d.Info()
-				if err != nil {
-					return err
-				}
-				n += info.Size()
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
+	for _, f := range files {
+		n += f.Size
 	}
-	return n, nil
+	return n, err
 }
 
 // benchApp runs every configuration of a on inputs: the baselines (seq

@@ -16,6 +16,7 @@ import (
 	"github.com/pgasmr/pgasmr/apps/linreg"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/spf13/pflag"
 )
 
@@ -316,19 +317,11 @@ func generateDir(ctx context.Context, out string, gen func(dir string) error) (f
 
 // treeSize returns the number of regular files under dir and their bytes.
 func treeSize(dir string) (files int, bytes int64, err error) {
-	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		files++
-		bytes += fi.Size()
-		return nil
-	})
-	return files, bytes, err
+	list, _, err := mr.ListFiles(context.Background(), []string{dir}, mr.ListOptions{})
+	for _, f := range list {
+		bytes += f.Size
+	}
+	return len(list), bytes, err
 }
 
 // moveInto moves the directory stage to out: by renaming it if out does

@@ -375,7 +375,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(inputs) == 0 {
 		return usagef("%s: no input given (usage: mrrun [flags] %s INPUT...)", a.name, a.name)
 	}
-	if inputs, err = a.inputFiles(inputs); err != nil {
+	if inputs, err = a.inputFiles(ctx, inputs); err != nil {
 		return err
 	}
 	spec, err := f.spec(fs, a, inputs)
