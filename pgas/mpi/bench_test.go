@@ -6,12 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
@@ -89,22 +89,13 @@ func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
 	if res.err != nil {
 		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
 	}
-	got := lines(res.stdout, "RESULT ")
-	if len(got) != 1 {
-		b.Fatalf("stdout %q; want one RESULT line", res.stdout)
-	}
-	ns, err := strconv.ParseFloat(got[0], 64)
-	if err != nil || ns <= 0 {
-		b.Fatalf("bad RESULT %q", got[0])
-	}
-	b.ReportMetric(ns/float64(b.N), "ns/op")
-	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/ns*1e3, "MB/s")
+	ranktest.Report(b, ranktest.Result(b, res.stdout), bytesPerOp)
 }
 
 // benchBody runs in the ranks of runBench: MPITEST_ARG is "kind,size,n".
 // Puts and gets go from rank 0 to rank 1's segment.
 func benchBody(ctx context.Context, tr *mpi.Transport, arg string) error {
-	args := argInts(arg)
+	args := ranktest.ArgInts(arg)
 	kind, size, n := int(args[0]), int(args[1]), int(args[2])
 	cfg := config(tr)
 	cfg.FragmentBytes = 4 << 20
@@ -113,66 +104,18 @@ func benchBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 		return benchEndpoint(ctx, tr, cfg, kind, size, n)
 	}
 	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
-		reg, err := r.AllAlloc(ctx, int64(size))
+		switch kind {
+		case benchAllgatherV:
+			return ranktest.TimeOps(ctx, r, ranktest.AllgatherV(ctx, r, size), n, false)
+		case benchAllgatherVNo:
+			return ranktest.TimeOps(ctx, r, ranktest.AllgatherV(ctx, r, size, coll.NoNative()), n, false)
+		}
+		op, err := ranktest.OneSided(ctx, r, size, kind == benchPgasGet)
 		if err != nil {
 			return err
 		}
-		buf := make([]byte, size)
-		var op func() error
-		switch kind {
-		case benchPgasPut:
-			op = func() error { return r.PutBytes(ctx, 1, reg.Off, buf) }
-		case benchPgasGet:
-			op = func() error { return r.GetBytes(ctx, 1, reg.Off, buf) }
-		case benchAllgatherV, benchAllgatherVNo:
-			op = allgatherV(ctx, r, size, kind == benchAllgatherVNo)
-		}
-		collective := kind == benchAllgatherV || kind == benchAllgatherVNo
-		if !collective && r.ID() != 0 {
-			op = nil // rank 1 is the passive target
-		}
-		if op != nil {
-			if err := op(); err != nil { // warm up
-				return err
-			}
-		}
-		if err := r.Barrier(ctx); err != nil {
-			return err
-		}
-		start := time.Now()
-		if op != nil {
-			for range n {
-				if err := op(); err != nil {
-					return err
-				}
-			}
-			if err := r.Fence(ctx); err != nil {
-				return err
-			}
-		}
-		d := time.Since(start)
-		if r.ID() == 0 {
-			fmt.Printf("RESULT %d\n", d.Nanoseconds())
-		}
-		return nil
+		return ranktest.TimeOps(ctx, r, op, n, false)
 	})
-}
-
-func allgatherV(ctx context.Context, r *pgas.Rank, size int, noNative bool) func() error {
-	n := max(1, size/8)
-	mine := make([]float64, n)
-	all := make([]float64, n*r.N())
-	counts := make([]int, r.N())
-	for i := range counts {
-		counts[i] = n
-	}
-	var opts []coll.Option
-	if noNative {
-		opts = append(opts, coll.NoNative())
-	}
-	return func() error {
-		return coll.AllgatherV(ctx, r.World(), coll.Private(all), coll.Private(mine), counts, nil, nil, opts...)
-	}
 }
 
 // benchEndpoint runs the endpoint and raw benchmarks on the transport
@@ -225,29 +168,5 @@ func benchEndpoint(ctx context.Context, tr *mpi.Transport, cfg pgas.Config, kind
 	case kind == benchRawAllgatherv:
 		loop = func(n int) error { return mpi.RawAllgathervLoop(ep, buf, all, counts, displs, n) }
 	}
-	if loop != nil {
-		if err := loop(1); err != nil { // warm up
-			return err
-		}
-	}
-	if err := ep.Barrier(ctx); err != nil {
-		return err
-	}
-	start := time.Now()
-	if loop != nil {
-		if err := loop(n); err != nil {
-			return err
-		}
-		if err := ep.Fence(ctx); err != nil {
-			return err
-		}
-	}
-	d := time.Since(start)
-	if err := ep.Barrier(ctx); err != nil {
-		return err
-	}
-	if me == 0 {
-		fmt.Printf("RESULT %d\n", d.Nanoseconds())
-	}
-	return nil
+	return ranktest.TimeEndpoint(ctx, ep, loop, n, true)
 }

@@ -13,17 +13,16 @@ import (
 
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
-	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	pgaslaunch "github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
-	"github.com/pgasmr/pgasmr/pgas/pgastest"
 	"github.com/pgasmr/pgasmr/pgas/wrap"
 )
 
 // The SPMD bodies the test ranks run. Each reports what the test checks
 // on stdout, in lines with a fixed prefix, or fails (and so aborts the MPI
 // job).
-var bodies = map[string]func(ctx context.Context, tr *mpi.Transport, arg string) error{
+var bodies = map[string]ranktest.Body[*mpi.Transport]{
 	"suites":  suitesBody,
 	"fail":    failBody,
 	"kill":    killBody,
@@ -70,7 +69,7 @@ func launchBody(ctx context.Context, tr *mpi.Transport, _ string) error {
 // library's signal handler, must see it: pgas.Run recovers it and the
 // transport reports it and aborts.
 func panicBody(ctx context.Context, tr *mpi.Transport, arg string) error {
-	bad := int(argInts(arg)[0])
+	bad := int(ranktest.ArgInts(arg)[0])
 	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		if r.ID() == bad {
 			var p *pgas.Rank
@@ -85,15 +84,11 @@ func panicBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 // offered native collectives and how many calls they served.
 func suitesBody(ctx context.Context, tr *mpi.Transport, _ string) error {
 	start := time.Now()
-	if err := pgas.Run(ctx, config(tr), pgastest.RunAll); err != nil {
+	if err := ranktest.Conformance(ctx, config(tr)); err != nil {
 		return err
 	}
 	conf := time.Since(start)
-	native := false
-	err := pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
-		native = r.Native() != nil
-		return colltest.RunAll(ctx, r)
-	})
+	native, err := ranktest.Collectives(ctx, config(tr))
 	if err != nil {
 		return err
 	}
@@ -106,7 +101,7 @@ func suitesBody(ctx context.Context, tr *mpi.Transport, _ string) error {
 
 // failBody: rank arg returns an error while the others wait in a barrier.
 func failBody(ctx context.Context, tr *mpi.Transport, arg string) error {
-	bad := int(argInts(arg)[0])
+	bad := int(ranktest.ArgInts(arg)[0])
 	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		if r.ID() == bad {
 			time.Sleep(100 * time.Millisecond)
@@ -121,7 +116,7 @@ func failBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 // in a barrier (arg[1] == 0), in a loop of gets from the killed rank
 // (arg[1] == 1), or in a loop of native AllgatherVs (arg[1] == 2).
 func killBody(ctx context.Context, tr *mpi.Transport, arg string) error {
-	args := argInts(arg)
+	args := ranktest.ArgInts(arg)
 	victim, gets, gathers := int(args[0]), args[1] == 1, args[1] == 2
 	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		a, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N()), pgas.Cyclic)
@@ -149,7 +144,7 @@ func killBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 			if r.Native() == nil {
 				return errors.New("no native collectives")
 			}
-			op := allgatherV(ctx, r, 1<<10, false)
+			op := ranktest.AllgatherV(ctx, r, 1<<10)
 			for {
 				if err := op(); err != nil {
 					return err
@@ -164,7 +159,7 @@ func killBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 // native AllgatherV (arg[1] == 1) the others wait in for SyncTimeout
 // (300 ms).
 func timeoutBody(ctx context.Context, tr *mpi.Transport, arg string) error {
-	args := argInts(arg)
+	args := ranktest.ArgInts(arg)
 	absent, gather := int(args[0]), args[1] == 1
 	cfg := config(tr)
 	cfg.SyncTimeout = 300 * time.Millisecond
@@ -174,7 +169,7 @@ func timeoutBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 			return ctx.Err()
 		}
 		if gather {
-			return allgatherV(ctx, r, 64, false)()
+			return ranktest.AllgatherV(ctx, r, 64)()
 		}
 		return r.Barrier(ctx)
 	})

@@ -3,13 +3,11 @@
 package mpi_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 )
 
@@ -26,10 +25,10 @@ import (
 // finding itself under an MPI launcher, runs that body instead of the
 // tests. MPITEST_ARG passes the body's parameters; MPITEST_JOB marks the
 // processes of one launch so that the test can check none is left.
+var vars = ranktest.Vars{Body: "MPITEST_BODY", Arg: "MPITEST_ARG"}
+
 const (
-	envBody = "MPITEST_BODY"
-	envArg  = "MPITEST_ARG"
-	envJob  = "MPITEST_JOB"
+	envJob = "MPITEST_JOB"
 	// envRequire makes the tests fail, not skip, without mpirun.
 	envRequire = "MPITEST_REQUIRE"
 )
@@ -45,7 +44,7 @@ func TestMain(m *testing.M) {
 // that fails through pgas.Run never returns here: the transport aborts the
 // MPI job.
 func rankMain() int {
-	if os.Getenv(envBody) == "owned" {
+	if vars.Name() == "owned" {
 		return ownedMain()
 	}
 	tr, _, err := mpi.FromEnv()
@@ -53,17 +52,9 @@ func rankMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	name := os.Getenv(envBody)
-	body := bodies[name]
-	if body == nil {
-		fmt.Fprintf(os.Stderr, "rank %d: no body %q\n", tr.Rank(), name)
-		tr.Abort(2)
+	if code := ranktest.RunBody(context.Background(), vars, bodies, tr.Rank(), tr); code != ranktest.ExitOK {
+		tr.Abort(code)
 	}
-	if err := body(context.Background(), tr, os.Getenv(envArg)); err != nil {
-		fmt.Fprintf(os.Stderr, "rank %d: %v\n", tr.Rank(), err)
-		tr.Abort(1)
-	}
-	fmt.Printf("BODYOK %d\n", tr.Rank())
 	if err := tr.Finalize(); err != nil {
 		fmt.Fprintf(os.Stderr, "rank %d: %v\n", tr.Rank(), err)
 		return 1
@@ -109,19 +100,6 @@ func config(tr *mpi.Transport) pgas.Config {
 	return pgas.Config{Ranks: tr.Size(), Transport: tr, SegmentBytes: 8 << 20, SyncTimeout: time.Minute}
 }
 
-// argInts parses MPITEST_ARG as comma-separated integers.
-func argInts(arg string) []int64 {
-	var out []int64
-	for _, f := range strings.Split(arg, ",") {
-		v, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			panic(fmt.Sprintf("bad %s %q", envArg, arg))
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
 // launched is what an mpirun produced.
 type launched struct {
 	err            error
@@ -157,7 +135,7 @@ func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
 	path := mpirunPath(t)
 	jobSeq++
 	job := fmt.Sprintf("%d-%d-%s", os.Getpid(), jobSeq, body)
-	env = append(env, envBody+"="+body, envArg+"="+arg, envJob+"="+job, "GORACE=atexit_sleep_ms=0")
+	env = append(append(env, vars.Env(body, arg)...), envJob+"="+job)
 	args := []string{"-n", strconv.Itoa(ranks)}
 	if mpi.Flavour == "OpenMPI" {
 		for _, kv := range []string{
@@ -188,9 +166,7 @@ func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
 	res.end = time.Now()
 	res.took = res.end.Sub(start)
 	res.stdout, res.stderr = stdout.String(), stderr.String()
-	if ok := len(lines(res.stdout, "BODYOK ")); res.err == nil && ok != ranks {
-		t.Errorf("mpirun succeeded, but %d of %d ranks ran their body to the end", ok, ranks)
-	}
+	ranktest.CheckBodiesOK(t, "mpirun", res.err, res.stdout, ranks)
 	checkClean(t, job)
 	return res
 }
@@ -199,56 +175,7 @@ func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
 // mpirun returned.
 func checkClean(t testing.TB, job string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for {
-		left := jobProcs(job)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes %v of launch %s still run after mpirun returned", left, job)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if left := ranktest.JobProcsAfter(envJob, job, time.Second); len(left) > 0 {
+		t.Errorf("processes %v of launch %s still run after mpirun returned", left, job)
 	}
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
-}
-
-// jobProcs scans /proc for live processes whose environment names job.
-func jobProcs(job string) []int {
-	ents, _ := os.ReadDir("/proc")
-	want := []byte(envJob + "=" + job + "\x00")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, want) || zombie(pid) {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
-// lines returns the lines of s that start with prefix, without it.
-func lines(s, prefix string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			out = append(out, rest)
-		}
-	}
-	return out
 }

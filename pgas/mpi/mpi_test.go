@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 )
 
@@ -38,7 +39,7 @@ func TestSuites(t *testing.T) {
 			if res.err != nil {
 				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
 			}
-			got := lines(res.stdout, "SUITES ")
+			got := ranktest.Lines(res.stdout, "SUITES ")
 			if len(got) != 1 {
 				t.Fatalf("stdout %q; want one SUITES line", res.stdout)
 			}
@@ -80,7 +81,7 @@ func TestWrappedNative(t *testing.T) {
 			if res.err != nil {
 				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
 			}
-			got := lines(res.stdout, "WRAPPED ")
+			got := ranktest.Lines(res.stdout, "WRAPPED ")
 			if len(got) != ranks {
 				t.Fatalf("stdout %q; want %d WRAPPED lines", res.stdout, ranks)
 			}
@@ -109,7 +110,7 @@ func wantAbort(t *testing.T, res launched, prefix string) time.Duration {
 	if res.err == nil {
 		t.Fatalf("mpirun succeeded; want a failure\nstdout:\n%s", res.stdout)
 	}
-	at := lines(res.stdout, prefix)
+	at := ranktest.Lines(res.stdout, prefix)
 	if len(at) != 1 {
 		t.Fatalf("no %s line in %q\nstderr:\n%s", prefix, res.stdout, res.stderr)
 	}
@@ -118,7 +119,7 @@ func wantAbort(t *testing.T, res launched, prefix string) time.Duration {
 	if d > 5*time.Second {
 		t.Errorf("mpirun returned %v after the failure; want at most 5 s", d)
 	}
-	if ok := lines(res.stdout, "BODYOK "); len(ok) > 0 {
+	if ok := ranktest.Lines(res.stdout, "BODYOK "); len(ok) > 0 {
 		t.Errorf("ranks %v ended their body normally", ok)
 	}
 	return d
@@ -185,7 +186,7 @@ func TestLaunchFromEnv(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("mpirun: %v\nstderr:\n%s", res.err, res.stderr)
 	}
-	if got := lines(res.stdout, "LAUNCH "); len(got) != 1 || got[0] != "mpi mpi 3 3" {
+	if got := ranktest.Lines(res.stdout, "LAUNCH "); len(got) != 1 || got[0] != "mpi mpi 3 3" {
 		t.Errorf("LAUNCH lines %q; want [\"mpi mpi 3 3\"]", got)
 	}
 }
@@ -211,7 +212,7 @@ func TestOwnedMPI(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("mpirun: %v\nstderr:\n%s", res.err, res.stderr)
 	}
-	if got := lines(res.stdout, "OWNED "); len(got) != 2 || got[0][2:] != "finalized=false" || got[1][2:] != "finalized=false" {
+	if got := ranktest.Lines(res.stdout, "OWNED "); len(got) != 2 || got[0][2:] != "finalized=false" || got[1][2:] != "finalized=false" {
 		t.Errorf("OWNED lines %q; want MPI still initialised after Transport.Finalize on both ranks", got)
 	}
 }

@@ -5,12 +5,11 @@ package shm_test
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
-	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
@@ -121,7 +120,7 @@ func BenchmarkAllgatherV(b *testing.B) {
 			b.SetBytes(2 * int64(size))
 			cfg := pgas.Config{Ranks: 2, SegmentBytes: benchSegBytes, FragmentBytes: 4 << 20}
 			err := pgas.Run(b.Context(), cfg, func(ctx context.Context, r *pgas.Rank) error {
-				op := allgatherV(ctx, r, size)
+				op := ranktest.AllgatherV(ctx, r, size)
 				if err := op(); err != nil {
 					return err
 				}
@@ -152,22 +151,6 @@ func BenchmarkAllgatherV(b *testing.B) {
 	}
 }
 
-func allgatherV(ctx context.Context, r *pgas.Rank, size int) func() error {
-	n := size / 8
-	mine := make([]float64, n)
-	for i := range mine {
-		mine[i] = float64(r.ID()*n + i)
-	}
-	all := make([]float64, n*r.N())
-	counts := make([]int, r.N())
-	for i := range counts {
-		counts[i] = n
-	}
-	return func() error {
-		return coll.AllgatherV(ctx, r.World(), coll.Private(all), coll.Private(mine), counts, nil, nil)
-	}
-}
-
 // runBench launches 2 ranks that run b.N operations of the given kind and
 // size and reports rank 0's time.
 func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
@@ -179,28 +162,18 @@ func runBenchRanks(b *testing.B, ranks, kind, size int, bytesPerOp int64) {
 	if res.err != nil {
 		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
 	}
-	got := lines(res.stdout, "RESULT ")
-	if len(got) != 1 {
-		b.Fatalf("stdout %q; want one RESULT line", res.stdout)
-	}
-	ns, err := strconv.ParseFloat(got[0], 64)
-	if err != nil || ns <= 0 {
-		b.Fatalf("bad RESULT %q", got[0])
-	}
+	ns := ranktest.Result(b, res.stdout)
 	if kind == benchPingPong {
 		ns /= 2
 	}
-	b.ReportMetric(ns/float64(b.N), "ns/op")
-	if bytesPerOp > 0 {
-		b.ReportMetric(float64(bytesPerOp)*float64(b.N)/ns*1e3, "MB/s")
-	}
+	ranktest.Report(b, ns, bytesPerOp)
 }
 
 // benchBody runs in the ranks of runBench: SHMTEST_ARG is "kind,size,n".
 // Puts and gets go from rank 0 to rank 1's segment; rank 1 waits in the
 // closing barrier.
 func benchBody(ctx context.Context, tr *shm.Transport, arg string) error {
-	args := argInts(arg)
+	args := ranktest.ArgInts(arg)
 	kind, size, n := int(args[0]), int(args[1]), int(args[2])
 	if kind >= benchEPPut {
 		return benchEndpoint(ctx, tr, kind, size, n)
@@ -208,52 +181,15 @@ func benchBody(ctx context.Context, tr *shm.Transport, arg string) error {
 	cfg := config(tr)
 	cfg.FragmentBytes = 4 << 20
 	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
-		reg, err := r.AllAlloc(ctx, int64(size))
+		if kind == benchAllgatherV {
+			// Done on both ranks when the slower one is.
+			return ranktest.TimeOps(ctx, r, ranktest.AllgatherV(ctx, r, size), n, true)
+		}
+		op, err := ranktest.OneSided(ctx, r, size, kind == benchGet)
 		if err != nil {
 			return err
 		}
-		buf := make([]byte, size)
-		var op func() error
-		switch kind {
-		case benchPut:
-			op = func() error { return r.PutBytes(ctx, 1, reg.Off, buf) }
-		case benchGet:
-			op = func() error { return r.GetBytes(ctx, 1, reg.Off, buf) }
-		case benchAllgatherV:
-			op = allgatherV(ctx, r, size)
-		}
-		if kind != benchAllgatherV && r.ID() != 0 {
-			op = nil // rank 1 is the passive target
-		}
-		if op != nil {
-			if err := op(); err != nil { // warm up: touch pages, allocate staging
-				return err
-			}
-		}
-		if err := r.Barrier(ctx); err != nil {
-			return err
-		}
-		start := time.Now()
-		if op != nil {
-			for range n {
-				if err := op(); err != nil {
-					return err
-				}
-			}
-			if err := r.Fence(ctx); err != nil {
-				return err
-			}
-		}
-		if kind == benchAllgatherV {
-			// Both ranks are done when the slower one is.
-			if err := r.Barrier(ctx); err != nil {
-				return err
-			}
-		}
-		if r.ID() == 0 {
-			fmt.Printf("RESULT %d\n", time.Since(start).Nanoseconds())
-		}
-		return nil
+		return ranktest.TimeOps(ctx, r, op, n, false)
 	})
 }
 
@@ -310,31 +246,16 @@ func benchEndpoint(ctx context.Context, tr *shm.Transport, kind, size, n int) (e
 			return nil
 		}
 	}
-	if op != nil && kind != benchPingPong && kind != benchBarrier {
-		if err := op(0); err != nil { // warm up
-			return err
-		}
-	}
-	if err := ep.Barrier(ctx); err != nil {
-		return err
-	}
-	start := time.Now()
+	var loop func(n int) error
 	if op != nil {
-		for i := range n {
-			if err := op(i); err != nil {
-				return err
+		loop = func(n int) error {
+			for i := range n {
+				if err := op(i); err != nil {
+					return err
+				}
 			}
-		}
-		if err := ep.Fence(ctx); err != nil {
-			return err
+			return nil
 		}
 	}
-	d := time.Since(start)
-	if err := ep.Barrier(ctx); err != nil {
-		return err
-	}
-	if me == 0 {
-		fmt.Printf("RESULT %d\n", d.Nanoseconds())
-	}
-	return nil
+	return ranktest.TimeEndpoint(ctx, ep, loop, n, kind != benchPingPong && kind != benchBarrier)
 }

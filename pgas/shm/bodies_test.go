@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/pgastest"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 	"github.com/pgasmr/pgasmr/pgas/transport"
@@ -93,7 +94,7 @@ func pidsBody(ctx context.Context, tr *shm.Transport, _ string) error {
 
 // failBody: rank arg returns an error once the others wait in a barrier.
 func failBody(ctx context.Context, tr *shm.Transport, arg string) error {
-	bad := int(argInts(arg)[0])
+	bad := int(ranktest.ArgInts(arg)[0])
 	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		if r.ID() == bad {
 			time.Sleep(50 * time.Millisecond)
@@ -109,7 +110,7 @@ func failBody(ctx context.Context, tr *shm.Transport, arg string) error {
 // making no transport call; pgas.Run must cancel it when the job fails.
 // A survivor prints "CANCELLED <rank> <ms>" when its context ends.
 func busyBody(ctx context.Context, tr *shm.Transport, arg string) error {
-	bad := int(argInts(arg)[0])
+	bad := int(ranktest.ArgInts(arg)[0])
 	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		if r.ID() == bad {
 			time.Sleep(50 * time.Millisecond)
@@ -146,7 +147,7 @@ func report(me int, err error, at time.Time) {
 // (arg[1] == 1). It first puts the time into every rank's segment, so
 // that the survivors can say how long they took to notice.
 func killBody(ctx context.Context, tr *shm.Transport, arg string) error {
-	args := argInts(arg)
+	args := ranktest.ArgInts(arg)
 	victim, gets := int(args[0]), args[1] == 1
 	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		at, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N()), pgas.Cyclic)
@@ -189,7 +190,7 @@ func killBody(ctx context.Context, tr *shm.Transport, arg string) error {
 // in a barrier: in the middle of a job (arg[1] == 0), or between two jobs
 // (arg[1] == 1: the others wait in the second job's Open).
 func exit0Body(ctx context.Context, tr *shm.Transport, arg string) error {
-	args := argInts(arg)
+	args := ranktest.ArgInts(arg)
 	quitter, between := int(args[0]), args[1] == 1
 	err := pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
 		if r.ID() == quitter && !between {
@@ -236,7 +237,7 @@ func hangBody(ctx context.Context, tr *shm.Transport, _ string) error {
 // transport call); the others wait for it for SyncTimeout (300 ms) and
 // report the time-out.
 func timeoutBody(ctx context.Context, tr *shm.Transport, arg string) error {
-	absent := int(argInts(arg)[0])
+	absent := int(ranktest.ArgInts(arg)[0])
 	cfg := config(tr)
 	cfg.SyncTimeout = 300 * time.Millisecond
 	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {

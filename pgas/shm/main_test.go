@@ -3,7 +3,6 @@
 package shm_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,15 +10,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
-	"github.com/pgasmr/pgasmr/pgas/coll/colltest"
-	"github.com/pgasmr/pgasmr/pgas/pgastest"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
 
@@ -27,11 +24,9 @@ import (
 // the shm variables set and SHMTEST_BODY naming the SPMD body to run, and
 // TestMain runs that body instead of the tests. SHMTEST_ARG passes the
 // body's parameters.
-const (
-	envBody     = "SHMTEST_BODY"
-	envArg      = "SHMTEST_ARG"
-	envLauncher = "SHMTEST_LAUNCHER" // run Launch as a separate launcher process
-)
+var vars = ranktest.Vars{Body: "SHMTEST_BODY", Arg: "SHMTEST_ARG"}
+
+const envLauncher = "SHMTEST_LAUNCHER" // run Launch as a separate launcher process
 
 func TestMain(m *testing.M) {
 	tr, ok, err := shm.FromEnv()
@@ -49,22 +44,11 @@ func TestMain(m *testing.M) {
 func rankMain(tr *shm.Transport, err error) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return ranktest.ExitNoStart
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	name := os.Getenv(envBody)
-	body := bodies[name]
-	if body == nil {
-		fmt.Fprintf(os.Stderr, "rank %d: no body %q\n", tr.Rank(), name)
-		return 2
-	}
-	if err := body(ctx, tr, os.Getenv(envArg)); err != nil {
-		fmt.Fprintf(os.Stderr, "rank %d: %v\n", tr.Rank(), err)
-		return 1
-	}
-	fmt.Printf("BODYOK %d\n", tr.Rank())
-	return 0
+	return ranktest.RunBody(ctx, vars, bodies, tr.Rank(), tr)
 }
 
 // launcherMain is a launcher process for TestLauncherKilled: it launches
@@ -91,8 +75,7 @@ func rankEnv(body, arg string) []string {
 			env = append(env, kv)
 		}
 	}
-	// Race-enabled ranks would sleep 1 s at exit.
-	return append(env, envBody+"="+body, envArg+"="+arg, "GORACE=atexit_sleep_ms=0")
+	return append(env, vars.Env(body, arg)...)
 }
 
 // config is the pgas configuration of a test rank.
@@ -105,25 +88,13 @@ func config(tr *shm.Transport) pgas.Config {
 	}
 }
 
-// argInts parses SHMTEST_ARG as comma-separated integers.
-func argInts(arg string) []int64 {
-	var out []int64
-	for _, f := range strings.Split(arg, ",") {
-		v, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			panic(fmt.Sprintf("bad SHMTEST_ARG %q", arg))
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-var bodies = map[string]func(ctx context.Context, tr *shm.Transport, arg string) error{
+var bodies = map[string]ranktest.Body[*shm.Transport]{
 	"conformance": func(ctx context.Context, tr *shm.Transport, _ string) error {
-		return pgas.Run(ctx, config(tr), pgastest.RunAll)
+		return ranktest.Conformance(ctx, config(tr))
 	},
 	"colltest": func(ctx context.Context, tr *shm.Transport, _ string) error {
-		return pgas.Run(ctx, config(tr), colltest.RunAll)
+		_, err := ranktest.Collectives(ctx, config(tr))
+		return err
 	},
 	"jobs":       jobsBody,
 	"pids":       pidsBody,
@@ -175,9 +146,7 @@ func launch(t testing.TB, ranks int, body, arg string, segBytes int64) launched 
 	})
 	res.took = time.Since(start)
 	res.stdout, res.stderr = stdout.String(), stderr.String()
-	if ok := len(lines(res.stdout, "BODYOK ")); res.err == nil && ok != ranks {
-		t.Errorf("Launch succeeded, but %d of %d ranks ran their body to the end", ok, ranks)
-	}
+	ranktest.CheckBodiesOK(t, "Launch", res.err, res.stdout, ranks)
 	checkClean(t, job, res.pids)
 	return res
 }
@@ -187,11 +156,11 @@ func launch(t testing.TB, ranks int, body, arg string, segBytes int64) launched 
 func checkClean(t testing.TB, job string, pids []int) {
 	t.Helper()
 	for r, pid := range pids {
-		if pid != 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		if pid != 0 && syscall.Kill(pid, 0) == nil && !ranktest.Zombie(pid) {
 			t.Errorf("rank %d (pid %d) still runs after Launch returned", r, pid)
 		}
 	}
-	if left := jobProcs(job); len(left) > 0 {
+	if left := ranktest.JobProcs(shm.EnvJob, job); len(left) > 0 {
 		t.Errorf("processes %v of job %s still run", left, job)
 	}
 	if files := jobFiles(job); len(files) > 0 {
@@ -199,49 +168,9 @@ func checkClean(t testing.TB, job string, pids []int) {
 	}
 }
 
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
-}
-
-// jobProcs scans /proc for live processes whose environment names job.
-func jobProcs(job string) []int {
-	ents, _ := os.ReadDir("/proc")
-	want := []byte(shm.EnvJob + "=" + job + "\x00")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, want) || zombie(pid) {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
 func jobFiles(job string) []string {
 	files, _ := filepath.Glob(filepath.Join(shm.Dir, shm.Prefix+"*-"+job))
 	return files
-}
-
-// lines returns the lines of s that start with prefix, without it.
-func lines(s, prefix string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			out = append(out, rest)
-		}
-	}
-	return out
 }
 
 // wantRankFailed checks that err wraps a *pgas.RankFailedError naming

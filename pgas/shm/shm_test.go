@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
 
@@ -49,7 +50,7 @@ func TestJobsInSequence(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
 	}
-	if got := lines(res.stdout, "JOBS "); len(got) != 2 {
+	if got := ranktest.Lines(res.stdout, "JOBS "); len(got) != 2 {
 		t.Errorf("stdout %q; want a JOBS line from each rank", res.stdout)
 	}
 }
@@ -63,7 +64,7 @@ func TestDistinctProcesses(t *testing.T) {
 			if res.err != nil {
 				t.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
 			}
-			got := lines(res.stdout, "PIDS ")
+			got := ranktest.Lines(res.stdout, "PIDS ")
 			want := fmt.Sprint(res.pids)
 			if len(got) != 1 || got[0] != strings.ReplaceAll(want, " ", " ") {
 				t.Errorf("rank 0 saw pids %q; the launcher started %v", got, want)
@@ -94,7 +95,7 @@ func TestFailureCancelsBusyRanks(t *testing.T) {
 	if !strings.Contains(ee.Reason, "boom") {
 		t.Errorf("ExitError = %+v; want the reason boom", ee)
 	}
-	if c := lines(res.stdout, "CANCELLED "); len(c) != ranks-1 {
+	if c := ranktest.Lines(res.stdout, "CANCELLED "); len(c) != ranks-1 {
 		t.Errorf("%d ranks saw their context cancelled, want %d\nstdout:\n%s", len(c), ranks-1, res.stdout)
 	}
 	if res.took > shm.DefaultKillGrace {
@@ -107,10 +108,10 @@ func TestFailureCancelsBusyRanks(t *testing.T) {
 // failure of rank failed (within 5 s of it, if timed).
 func checkSurvivors(t *testing.T, res launched, ranks, failed int, timed bool) {
 	t.Helper()
-	if bad := lines(res.stdout, "BAD "); len(bad) > 0 {
+	if bad := ranktest.Lines(res.stdout, "BAD "); len(bad) > 0 {
 		t.Errorf("ranks failed without naming rank %d: %q", failed, bad)
 	}
-	saw := lines(res.stdout, "SAW ")
+	saw := ranktest.Lines(res.stdout, "SAW ")
 	if len(saw) != ranks-1 {
 		t.Errorf("%d ranks reported the failure; want %d\nstdout:\n%s\nstderr:\n%s", len(saw), ranks-1, res.stdout, res.stderr)
 	}
@@ -149,7 +150,7 @@ func TestKill(t *testing.T) {
 					t.Errorf("ExitError = %+v; want death by SIGKILL", ee)
 				}
 				checkSurvivors(t, res, ranks, victim, true)
-				at := lines(res.stdout, "KILLAT ")
+				at := ranktest.Lines(res.stdout, "KILLAT ")
 				if len(at) != 1 {
 					t.Fatalf("no KILLAT line in %q", res.stdout)
 				}
@@ -191,7 +192,7 @@ func TestSyncTimeout(t *testing.T) {
 	if res.err == nil {
 		t.Fatal("Launch succeeded")
 	}
-	got := lines(res.stdout, "TIMEOUT ")
+	got := ranktest.Lines(res.stdout, "TIMEOUT ")
 	if len(got) != ranks-1 {
 		t.Fatalf("stdout %q; want a TIMEOUT line from %d ranks", res.stdout, ranks-1)
 	}
@@ -289,9 +290,9 @@ func TestLauncherKilled(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	killed := time.Now()
-	for len(jobProcs(job)) > 0 {
+	for len(ranktest.JobProcs(shm.EnvJob, job)) > 0 {
 		if time.Since(killed) > 5*time.Second {
-			t.Fatalf("ranks %v of job %s still run 5 s after their launcher was killed", jobProcs(job), job)
+			t.Fatalf("ranks %v of job %s still run 5 s after their launcher was killed", ranktest.JobProcs(shm.EnvJob, job), job)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -422,7 +423,7 @@ func TestBadSegmentSize(t *testing.T) {
 func TestFailedChannel(t *testing.T) {
 	res := launch(t, 2, "failedchan", "", 1<<20)
 	wantRankFailed(t, res, 1)
-	if got := lines(res.stdout, "FAILEDCHAN "); len(got) != 1 || got[0] != "rank 1 failed: boom" {
+	if got := ranktest.Lines(res.stdout, "FAILEDCHAN "); len(got) != 1 || got[0] != "rank 1 failed: boom" {
 		t.Errorf("rank 0 reported %q; want [\"rank 1 failed: boom\"]\nstderr:\n%s", got, res.stderr)
 	}
 }

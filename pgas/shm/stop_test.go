@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
 
@@ -297,7 +298,7 @@ func TestStoppedRankContinued(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("Launch = %v; want success", res.err)
 	}
-	if ok := lines(res.stdout, "BODYOK "); len(ok) != ranks {
+	if ok := ranktest.Lines(res.stdout, "BODYOK "); len(ok) != ranks {
 		t.Errorf("%d of %d ranks ran their body to the end\nstdout:\n%s", len(ok), ranks, res.stdout)
 	}
 }
