@@ -10,6 +10,7 @@ import (
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
+	"github.com/pgasmr/pgasmr/reduce/shuffle"
 )
 
 // MapFunc is an element-by-element map function: it gets one input
@@ -183,7 +184,7 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 	me := r.ID()
 	ms := MapStats{Plan: p.Kind(), Load: p.Load(me)}
 	emitted := st.Emitted()
-	emit := st.Emit
+	emit := st.Emitter()
 	st.BeginMap()
 	for i := range p.Elements(me) {
 		if ms.Elements&63 == 0 {
@@ -223,7 +224,7 @@ func callFinish[K comparable, V any](ctx context.Context, finish func(context.Co
 			err = &MapError{Element: -1, Finish: true, Err: &pgas.PanicError{Value: v, Stack: debug.Stack()}}
 		}
 	}()
-	if err := finish(ctx, st.Emit); err != nil {
+	if err := finish(ctx, st.Emitter()); err != nil {
 		return &MapError{Element: -1, Finish: true, Err: err}
 	}
 	if err := st.Err(); err != nil {
@@ -261,7 +262,7 @@ func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank
 				err = &pgas.PanicError{Value: v, Stack: debug.Stack()}
 			}
 		}()
-		return f(ctx, Share[I]{Rank: r, Input: in, Plan: p}, st.Emit)
+		return f(ctx, Share[I]{Rank: r, Input: in, Plan: p}, st.Emitter())
 	}()
 	if err == nil {
 		err = st.Err()
@@ -314,15 +315,13 @@ func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.o.Gather == reduce.GatherDefault {
-		o.o.Gather = reduce.GatherPartitioned
-	}
+	o.o.Gather = o.o.Gather.Resolve()
 	if r.Config().Check {
 		if err := r.World().CheckSame(ctx, fmt.Sprintf("ApplyReduce(%v root=%d %v merge=%v)", o.o.Gather, o.o.Root, o.o.Transfer, o.o.Merge)); err != nil {
 			return Result[R]{}, err
 		}
 	}
-	p, ok, stats, err := reduce.Collect(ctx, r, st, o.o)
+	p, ok, stats, err := shuffle.Collect(ctx, r, st, o.o)
 	res := Result[R]{OK: ok, Stats: stats}
 	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
 	if err != nil {

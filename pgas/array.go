@@ -6,6 +6,8 @@ import (
 	"iter"
 	"reflect"
 	"unsafe"
+
+	"github.com/pgasmr/pgasmr/internal/elem"
 )
 
 // Array is a shared array, shared [Block] T[N] in UPC, over segment memory.
@@ -40,30 +42,10 @@ func CheckElem[T any]() error {
 	if t.Size() == 0 {
 		return fmt.Errorf("pgas: element type %v has size 0", t)
 	}
-	if err := podCheck(t, t.String()); err != nil {
+	if err := elem.Plain(t); err != nil {
 		return fmt.Errorf("pgas: element type %v cannot live in shared memory: %w; use fixed-size, pointer-free types", t, err)
 	}
 	return nil
-}
-
-func podCheck(t reflect.Type, path string) error {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return nil
-	case reflect.Array:
-		return podCheck(t.Elem(), path+"[]")
-	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if err := podCheck(f.Type, path+"."+f.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return fmt.Errorf("%s is a %v", path, t.Kind())
 }
 
 // AllAllocArray is collective (upc_all_alloc): every rank calls it with the

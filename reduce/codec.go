@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/internal/elem"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -57,8 +57,8 @@ func NewCodec[T any](name string, fixed int, appendFn func(b []byte, v T) []byte
 
 // RawCodec encodes a fixed-size, pointer-free T as its memory.
 func RawCodec[T any]() (Codec[T], error) {
-	if err := pgas.CheckElem[T](); err != nil {
-		return Codec[T]{}, err
+	if err := checkRaw[T](); err != nil {
+		return Codec[T]{}, fmt.Errorf("reduce: %w", err)
 	}
 	size := int(unsafe.Sizeof(*new(T)))
 	return Codec[T]{
@@ -76,6 +76,20 @@ func RawCodec[T any]() (Codec[T], error) {
 			return v, size, nil
 		},
 	}, nil
+}
+
+// checkRaw reports whether T can move as its memory: fixed-size and
+// pointer-free, the types that may also live in segment memory
+// (pgas.CheckElem).
+func checkRaw[T any]() error {
+	t := reflect.TypeFor[T]()
+	if t.Size() == 0 {
+		return fmt.Errorf("type %v has size 0", t)
+	}
+	if err := elem.Plain(t); err != nil {
+		return fmt.Errorf("type %v cannot move as raw memory: %w; use fixed-size, pointer-free types", t, err)
+	}
+	return nil
 }
 
 // appender is an io.Writer that appends to a slice.
@@ -191,9 +205,8 @@ func CodecFor[T any]() (Codec[T], error) {
 				return *(*T)(unsafe.Pointer(&s)), err
 			}), nil
 	}
-	c, err := RawCodec[T]()
-	if err != nil {
+	if err := checkRaw[T](); err != nil {
 		return Codec[T]{}, fmt.Errorf("reduce: no default codec for %v (%w); pass one made with NewCodec", reflect.TypeFor[T](), err)
 	}
-	return c, nil
+	return RawCodec[T]()
 }

@@ -357,26 +357,35 @@ func TestCodecSharedByStores(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x := &xfer[string, []byte]{s: s}
 			for i := range 200 {
 				s.SetTag(int64(i))
 				s.Emit(fmt.Sprintf("k%d-%d", g, i%17), []byte(strings.Repeat("v", i)))
 			}
-			e := s.sorted()
-			b := x.encode(e, nil, 0)
-			d, err := x.decode(b.b, g, true)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if fmt.Sprint(d.keys, d.off, d.tags) != fmt.Sprint(e.keys, e.off, e.tags) || len(d.vals) != len(e.vals) {
-				t.Errorf("goroutine %d: decoded run differs", g)
-			}
-			for i := range d.vals {
-				if !bytes.Equal(d.vals[i], e.vals[i]) {
-					t.Errorf("goroutine %d: value %d differs", g, i)
-					return
+			kc, vc := s.KeyCodec(), s.ValueCodec()
+			e := s.c.sorted()
+			var b []byte
+			for i, k := range e.Keys {
+				for _, v := range e.Vals[e.Off[i]:e.Off[i+1]] {
+					b = vc.Append(kc.Append(b, k), v)
 				}
+			}
+			for i, k := range e.Keys {
+				for _, v := range e.Vals[e.Off[i]:e.Off[i+1]] {
+					dk, n, err := kc.Decode(b)
+					if err != nil || dk != k {
+						t.Errorf("goroutine %d: key %q decoded as %q, %v", g, k, dk, err)
+						return
+					}
+					dv, m, err := vc.Decode(b[n:])
+					if err != nil || !bytes.Equal(dv, v) {
+						t.Errorf("goroutine %d: value of %q differs: %v", g, k, err)
+						return
+					}
+					b = b[n+m:]
+				}
+			}
+			if len(b) != 0 {
+				t.Errorf("goroutine %d: %d bytes left over", g, len(b))
 			}
 		}()
 	}

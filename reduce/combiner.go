@@ -3,8 +3,6 @@ package reduce
 import (
 	"cmp"
 	"fmt"
-
-	"github.com/pgasmr/pgasmr/pgas/coll"
 )
 
 // Combiner folds the values of one key as they are emitted (Phoenix++'s
@@ -43,7 +41,7 @@ func KeepAll[V any]() Combiner[V] { return Combiner[V]{} }
 
 // Sum adds values. For floating-point values the sum depends on the order
 // of additions, which depends on the rank count; integer sums do not.
-func Sum[V coll.Number]() Combiner[V] {
+func Sum[V Number]() Combiner[V] {
 	var z V
 	exact := isInteger(z)
 	return Combiner[V]{name: "sum", f: func(a, b V) V { return a + b }, comm: exact, sum: true}

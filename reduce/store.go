@@ -6,62 +6,50 @@ import (
 	"slices"
 	"unsafe"
 
-	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/internal/elem"
 )
 
-// tag orders the values of a key when all are kept: (map call, input
-// index, emit sequence) for element-by-element maps, (map call, rank, emit
-// sequence) for array-based ones. The sequence never restarts, so values
-// of one element keep their emit order.
-type tag struct{ call, idx, seq int64 }
+// Integer is the set of integer key types an array container accepts.
+type Integer = elem.Integer
 
-func cmpTag(a, b tag) int {
-	if c := cmp.Compare(a.call, b.call); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.idx, b.idx); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.seq, b.seq)
-}
+// Number is the set of value types Sum adds.
+type Number = elem.Number
 
 // Store holds one rank's intermediate pairs in its private memory. It is
-// filled by Emit (from the map functions, through package mr) and drained by
-// the reduce stage. A hash container suits any key space; an array
+// filled by Emit (from the map functions, through package mr) and drained
+// by the reduce stage. A hash container suits any key space; an array
 // container suits small dense integer keys (histograms). With a combiner,
 // values are folded as they are emitted; with KeepAll every value is kept
 // with its order tag. A Store belongs to one rank's goroutine.
+//
+// The kind of container is chosen once, when the store is made: each is
+// its own type behind the container interface, and Emitter hands out the
+// chosen one's emit method, so the hot path tests nothing per pair.
 type Store[K comparable, V any] struct {
 	comb Combiner[V]
 	cmp  func(a, b K) int
 	kc   Codec[K]
 	vc   Codec[V]
 
-	h  map[K]int32 // hash, combined: index into hv
-	hv []V
-	ha map[K][]val[V] // hash, all values
-
-	toIdx   func(K) int // array: slot of a key, or -1
-	fromIdx func(int) K
-	arr     []V
-	has     []bool
-	arrAll  [][]val[V]
-	size    int
-
-	cur     tag
-	emitted int64
-	err     error
-
-	// Fast path of an array container summing int64 values: dense aliases
-	// arr, and keys are read as integers of ksize bytes.
-	dense  []int64
-	ksize  uintptr
-	signed bool
+	c    container[K, V]
+	emit func(K, V) // c.emit, bound once
+	state
 }
 
-type val[V any] struct {
-	v V
-	t tag
+// state is what every container shares with its store: the tag of the
+// next kept value, the pairs emitted, and the first error.
+type state struct {
+	cur     Tag
+	emitted int64
+	err     error
+}
+
+// container is one kind of pair container.
+type container[K comparable, V any] interface {
+	emit(k K, v V)
+	keys() int         // distinct keys held
+	sorted() Run[K, V] // the pairs as a sorted run (Drain resets the container after)
+	reset()
 }
 
 // Option configures a Store.
@@ -86,9 +74,9 @@ func NewHashStore[K cmp.Ordered, V any](comb Combiner[V], opts ...Option[K, V]) 
 func NewHashStoreFunc[K comparable, V any](compare func(a, b K) int, comb Combiner[V], opts ...Option[K, V]) (*Store[K, V], error) {
 	s := &Store[K, V]{comb: comb, cmp: compare}
 	if comb.KeepsAll() {
-		s.ha = map[K][]val[V]{}
+		s.c = &hashAll[K, V]{st: &s.state, ha: map[K][]val[V]{}, cmp: compare}
 	} else {
-		s.h = map[K]int32{}
+		s.c = &hashCombined[K, V]{st: &s.state, f: comb.f, h: map[K]int32{}, cmp: compare}
 	}
 	return s.finish(opts)
 }
@@ -96,55 +84,25 @@ func NewHashStoreFunc[K comparable, V any](compare func(a, b K) int, comb Combin
 // NewArrayStore returns an array container for the integer keys
 // [0, size): the dense key space of a histogram. Emitting a key outside it
 // is an error reported by Err.
-func NewArrayStore[K coll.Integer, V any](size int, comb Combiner[V], opts ...Option[K, V]) (*Store[K, V], error) {
+func NewArrayStore[K Integer, V any](size int, comb Combiner[V], opts ...Option[K, V]) (*Store[K, V], error) {
 	if size < 0 {
 		panic(fmt.Sprintf("reduce: NewArrayStore(%d)", size))
 	}
-	s := &Store[K, V]{comb: comb, cmp: cmp.Compare[K], size: size}
-	s.toIdx = func(k K) int {
-		if k < 0 || uint64(k) >= uint64(size) {
-			return -1
-		}
-		return int(k)
-	}
-	s.fromIdx = func(i int) K { return K(i) }
-	if comb.KeepsAll() {
-		s.arrAll = make([][]val[V], size)
-	} else {
-		s.arr = make([]V, size)
-		s.has = make([]bool, size)
-		var z V
-		if _, ok := any(z).(int64); ok && comb.sum && size > 0 {
-			s.dense = unsafe.Slice((*int64)(unsafe.Pointer(&s.arr[0])), size)
-			var k K
-			s.ksize = unsafe.Sizeof(k)
-			s.signed = K(0)-1 < 0
-		}
+	s := &Store[K, V]{comb: comb, cmp: cmp.Compare[K]}
+	a := arrayBase[K]{st: &s.state, has: make([]bool, size)}
+	var z V
+	_, isInt64 := any(z).(int64)
+	switch {
+	case comb.KeepsAll():
+		s.c = &arrayAll[K, V]{arrayBase: a, vals: make([][]val[V], size)}
+	case isInt64 && comb.sum && size > 0:
+		arr := make([]V, size)
+		s.c = &arraySum[K, V]{arrayCombined: arrayCombined[K, V]{arrayBase: a, f: comb.f, vals: arr},
+			dense: unsafe.Slice((*int64)(unsafe.Pointer(&arr[0])), size)}
+	default:
+		s.c = &arrayCombined[K, V]{arrayBase: a, f: comb.f, vals: make([]V, size)}
 	}
 	return s.finish(opts)
-}
-
-// denseIndex reads key k as an integer (array containers only).
-func (s *Store[K, V]) denseIndex(k K) int64 {
-	p := unsafe.Pointer(&k)
-	switch s.ksize {
-	case 1:
-		if s.signed {
-			return int64(*(*int8)(p))
-		}
-		return int64(*(*uint8)(p))
-	case 2:
-		if s.signed {
-			return int64(*(*int16)(p))
-		}
-		return int64(*(*uint16)(p))
-	case 4:
-		if s.signed {
-			return int64(*(*int32)(p))
-		}
-		return int64(*(*uint32)(p))
-	}
-	return *(*int64)(p) // int, uint, uintptr and 64-bit kinds; huge uint64 keys go negative and fail the range check
 }
 
 func (s *Store[K, V]) finish(opts []Option[K, V]) (*Store[K, V], error) {
@@ -163,175 +121,249 @@ func (s *Store[K, V]) finish(opts []Option[K, V]) (*Store[K, V], error) {
 		}
 	}
 	s.kc, s.vc = s.kc.instance(), s.vc.instance()
+	s.emit = s.c.emit
 	return s, nil
 }
 
 // Combiner returns the store's combiner.
 func (s *Store[K, V]) Combiner() Combiner[V] { return s.comb }
 
+// KeyCodec returns the codec keys move with (the store's own instance).
+func (s *Store[K, V]) KeyCodec() Codec[K] { return s.kc }
+
+// ValueCodec returns the codec values move with (the store's own
+// instance).
+func (s *Store[K, V]) ValueCodec() Codec[V] { return s.vc }
+
+// Compare orders keys as the store sorts them.
+func (s *Store[K, V]) Compare(a, b K) int { return s.cmp(a, b) }
+
 // BeginMap starts a new map call: values it emits order after those of
 // earlier calls. Package mr calls it once per ApplyMap.
-func (s *Store[K, V]) BeginMap() { s.cur.call++ }
+func (s *Store[K, V]) BeginMap() { s.cur.Call++ }
 
 // SetTag sets the input index (or, for array-based maps, the rank) of the
 // values emitted next. Package mr calls it.
-func (s *Store[K, V]) SetTag(idx int64) { s.cur.idx = idx }
+func (s *Store[K, V]) SetTag(idx int64) { s.cur.Idx = idx }
 
-// Emit adds the pair (k, v). It is the hot path of every map function.
-func (s *Store[K, V]) Emit(k K, v V) {
-	s.emitted++
-	if s.dense != nil {
-		if i := s.denseIndex(k); uint64(i) < uint64(len(s.dense)) {
-			s.dense[i] += *(*int64)(unsafe.Pointer(&v))
-			s.has[i] = true
-			return
-		}
-	}
-	if s.toIdx != nil {
-		i := s.toIdx(k)
-		if i < 0 {
-			if s.err == nil {
-				s.err = fmt.Errorf("reduce: key %v outside the array container's keys [0,%d)", k, s.size)
-			}
-			return
-		}
-		if s.arr != nil {
-			if s.has[i] {
-				s.arr[i] = s.comb.f(s.arr[i], v)
-			} else {
-				s.arr[i], s.has[i] = v, true
-			}
-			return
-		}
-		s.arrAll[i] = append(s.arrAll[i], val[V]{v, s.cur})
-		s.cur.seq++
-		return
-	}
-	if s.h != nil {
-		// One hash lookup for a key already present.
-		if i, ok := s.h[k]; ok {
-			s.hv[i] = s.comb.f(s.hv[i], v)
-		} else {
-			if len(s.hv) >= 1<<31-1 {
-				panic("reduce: more than 2^31-1 distinct keys in one store")
-			}
-			s.h[k] = int32(len(s.hv))
-			s.hv = append(s.hv, v)
-		}
-		return
-	}
-	s.ha[k] = append(s.ha[k], val[V]{v, s.cur})
-	s.cur.seq++
-}
+// Emit adds the pair (k, v).
+func (s *Store[K, V]) Emit(k K, v V) { s.emit(k, v) }
+
+// Emitter returns the emit function of the store's container: Emit
+// without the store's indirection, the function package mr hands to map
+// functions. It stays valid across Reset.
+func (s *Store[K, V]) Emitter() func(K, V) { return s.emit }
 
 // Err returns the first error Emit recorded (a key outside an array
 // container), or nil.
 func (s *Store[K, V]) Err() error { return s.err }
 
-// Emitted returns the number of pairs emitted.
+// Emitted returns the number of pairs emitted since the store was made or
+// reset.
 func (s *Store[K, V]) Emitted() int64 { return s.emitted }
 
 // Keys returns the number of distinct keys held.
-func (s *Store[K, V]) Keys() int {
-	switch {
-	case s.h != nil:
-		return len(s.h)
-	case s.ha != nil:
-		return len(s.ha)
-	case s.arr != nil:
-		n := 0
-		for _, h := range s.has {
-			if h {
-				n++
-			}
-		}
-		return n
+func (s *Store[K, V]) Keys() int { return s.c.keys() }
+
+// Reset empties the store, keeping its kind, combiner and codecs.
+func (s *Store[K, V]) Reset() {
+	s.c.reset()
+	s.state = state{}
+}
+
+// Drain returns the store's pairs as a sorted run and empties the store.
+func (s *Store[K, V]) Drain() Run[K, V] {
+	e := s.c.sorted()
+	s.Reset()
+	return e
+}
+
+// hashCombined is a hash container folding values with a combiner: one
+// map lookup per pair, values in a slice the map indexes.
+type hashCombined[K comparable, V any] struct {
+	st  *state
+	f   func(acc, v V) V
+	h   map[K]int32
+	hv  []V
+	cmp func(a, b K) int
+}
+
+func (c *hashCombined[K, V]) emit(k K, v V) {
+	c.st.emitted++
+	if i, ok := c.h[k]; ok {
+		c.hv[i] = c.f(c.hv[i], v)
+		return
 	}
+	if len(c.hv) >= 1<<31-1 {
+		panic("reduce: more than 2^31-1 distinct keys in one store")
+	}
+	c.h[k] = int32(len(c.hv))
+	c.hv = append(c.hv, v)
+}
+
+func (c *hashCombined[K, V]) keys() int { return len(c.h) }
+
+func (c *hashCombined[K, V]) reset() {
+	clear(c.h)
+	c.hv = c.hv[:0]
+}
+
+func (c *hashCombined[K, V]) sorted() Run[K, V] {
+	e := Run[K, V]{Keys: make([]K, 0, len(c.h))}
+	for k := range c.h {
+		e.Keys = append(e.Keys, k)
+	}
+	slices.SortFunc(e.Keys, c.cmp)
+	e.Vals = make([]V, len(e.Keys))
+	for i, k := range e.Keys {
+		e.Vals[i] = c.hv[c.h[k]]
+	}
+	return e
+}
+
+// hashAll is a hash container keeping every value with its tag.
+type hashAll[K comparable, V any] struct {
+	st  *state
+	ha  map[K][]val[V]
+	cmp func(a, b K) int
+}
+
+func (c *hashAll[K, V]) emit(k K, v V) {
+	c.st.emitted++
+	c.ha[k] = append(c.ha[k], val[V]{v, c.st.cur})
+	c.st.cur.Seq++
+}
+
+func (c *hashAll[K, V]) keys() int { return len(c.ha) }
+
+func (c *hashAll[K, V]) reset() { clear(c.ha) }
+
+func (c *hashAll[K, V]) sorted() Run[K, V] {
+	keys := make([]K, 0, len(c.ha))
+	for k := range c.ha {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, c.cmp)
+	e := Run[K, V]{Off: []int{0}}
+	for _, k := range keys {
+		e.Keys = append(e.Keys, k)
+		e.appendGroup(c.ha[k])
+	}
+	return e
+}
+
+// arrayBase is what the array containers share: the slots that hold a
+// value, and the range check.
+type arrayBase[K Integer] struct {
+	st  *state
+	has []bool
+}
+
+// slot returns k's slot, or -1 (recording the error) if k is outside
+// [0, len(has)).
+func (a *arrayBase[K]) slot(k K) int {
+	// Negative keys wrap to huge values, as do unsigned ones past MaxInt64.
+	if i := uint64(int64(k)); i < uint64(len(a.has)) {
+		return int(i)
+	}
+	if a.st.err == nil {
+		a.st.err = fmt.Errorf("reduce: key %v outside the array container's keys [0,%d)", k, len(a.has))
+	}
+	return -1
+}
+
+func (a *arrayBase[K]) keys() int {
 	n := 0
-	for _, vs := range s.arrAll {
-		if len(vs) > 0 {
+	for _, h := range a.has {
+		if h {
 			n++
 		}
 	}
 	return n
 }
 
-// Reset empties the store, keeping its kind, combiner and codecs.
-func (s *Store[K, V]) Reset() {
-	clear(s.h)
-	s.hv = s.hv[:0]
-	clear(s.ha)
-	clear(s.arr)
-	clear(s.has)
-	for i := range s.arrAll {
-		s.arrAll[i] = nil
-	}
-	s.cur, s.emitted, s.err = tag{}, 0, nil
-}
-
-// entries is a sorted run of pairs: keys ascending; one value per key when
-// combined, else values with tags grouped by key (off).
-type entries[K, V any] struct {
-	keys []K
+// arrayCombined is an array container folding values with a combiner.
+type arrayCombined[K Integer, V any] struct {
+	arrayBase[K]
+	f    func(acc, v V) V
 	vals []V
-	tags []tag // all-values mode, parallel to vals
-	off  []int // all-values mode: vals[off[i]:off[i+1]] belong to keys[i]
 }
 
-// sorted drains the store into a sorted run.
-func (s *Store[K, V]) sorted() entries[K, V] {
-	var e entries[K, V]
-	all := s.comb.KeepsAll()
-	if all {
-		e.off = []int{0}
+func (c *arrayCombined[K, V]) emit(k K, v V) {
+	c.st.emitted++
+	i := c.slot(k)
+	if i < 0 {
+		return
 	}
-	add := func(k K, vs []val[V]) {
-		e.keys = append(e.keys, k)
-		slices.SortStableFunc(vs, func(a, b val[V]) int { return cmpTag(a.t, b.t) })
-		for _, x := range vs {
-			e.vals = append(e.vals, x.v)
-			e.tags = append(e.tags, x.t)
-		}
-		e.off = append(e.off, len(e.vals))
+	if c.has[i] {
+		c.vals[i] = c.f(c.vals[i], v)
+	} else {
+		c.vals[i], c.has[i] = v, true
 	}
-	switch {
-	case s.arr != nil:
-		for i, h := range s.has {
-			if h {
-				e.keys = append(e.keys, s.fromIdx(i))
-				e.vals = append(e.vals, s.arr[i])
-			}
-		}
-	case s.arrAll != nil:
-		for i, vs := range s.arrAll {
-			if len(vs) > 0 {
-				add(s.fromIdx(i), vs)
-			}
-		}
-	case s.h != nil:
-		e.keys = make([]K, 0, len(s.h))
-		for k := range s.h {
-			e.keys = append(e.keys, k)
-		}
-		slices.SortFunc(e.keys, s.cmp)
-		e.vals = make([]V, len(e.keys))
-		for i, k := range e.keys {
-			e.vals[i] = s.hv[s.h[k]]
-		}
-	default:
-		keys := make([]K, 0, len(s.ha))
-		for k := range s.ha {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, s.cmp)
-		for _, k := range keys {
-			add(k, s.ha[k])
+}
+
+func (c *arrayCombined[K, V]) reset() {
+	clear(c.vals)
+	clear(c.has)
+}
+
+func (c *arrayCombined[K, V]) sorted() Run[K, V] {
+	var e Run[K, V]
+	for i, h := range c.has {
+		if h {
+			e.Keys = append(e.Keys, K(i))
+			e.Vals = append(e.Vals, c.vals[i])
 		}
 	}
 	return e
 }
 
-// pairs turns a run into what the reduce function gets.
-func (e entries[K, V]) pairs() *Pairs[K, V] {
-	return &Pairs[K, V]{Keys: e.keys, Vals: e.vals, Off: e.off}
+// arraySum is the array container of a histogram: int64 values summed
+// in place (the built-in Sum only, whose addition it inlines).
+type arraySum[K Integer, V any] struct {
+	arrayCombined[K, V]
+	dense []int64 // aliases vals
+}
+
+func (c *arraySum[K, V]) emit(k K, v V) {
+	c.st.emitted++
+	if i := uint64(int64(k)); i < uint64(len(c.dense)) {
+		c.dense[i] += *(*int64)(unsafe.Pointer(&v))
+		c.has[i] = true
+		return
+	}
+	c.slot(k) // records the error
+}
+
+// arrayAll is an array container keeping every value with its tag.
+type arrayAll[K Integer, V any] struct {
+	arrayBase[K]
+	vals [][]val[V]
+}
+
+func (c *arrayAll[K, V]) emit(k K, v V) {
+	c.st.emitted++
+	i := c.slot(k)
+	if i < 0 {
+		return
+	}
+	c.vals[i] = append(c.vals[i], val[V]{v, c.st.cur})
+	c.has[i] = true
+	c.st.cur.Seq++
+}
+
+func (c *arrayAll[K, V]) reset() {
+	clear(c.vals)
+	clear(c.has)
+}
+
+func (c *arrayAll[K, V]) sorted() Run[K, V] {
+	e := Run[K, V]{Off: []int{0}}
+	for i, vs := range c.vals {
+		if len(vs) > 0 {
+			e.Keys = append(e.Keys, K(i))
+			e.appendGroup(vs)
+		}
+	}
+	return e
 }

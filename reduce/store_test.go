@@ -9,106 +9,37 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/reduce/internal/pairtest"
 )
 
-// emission is one Emit call, after SetTag(idx) when setTag is true.
-type emission[K, V any] struct {
-	setTag bool
-	idx    int64
-	k      K
-	v      V
-}
+type emission[K, V any] = pairtest.Emission[K, V]
 
-// oracleCombined folds the values of each key in emit order with f and
-// returns the keys sorted by compare with their values.
-func oracleCombined[K comparable, V any](ems []emission[K, V], f func(a, b V) V, compare func(a, b K) int) ([]K, []V) {
-	acc := map[K]V{}
-	for _, e := range ems {
-		if a, ok := acc[e.k]; ok {
-			acc[e.k] = f(a, e.v)
-		} else {
-			acc[e.k] = e.v
-		}
-	}
-	keys := make([]K, 0, len(acc))
-	for k := range acc {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compare)
-	vals := make([]V, len(keys))
-	for i, k := range keys {
-		vals[i] = acc[k]
-	}
-	return keys, vals
-}
-
-// oracleAll groups every value by key, ordered by (tag index, emit
-// sequence), the sequence counting every emit of the store.
-func oracleAll[K comparable, V any](ems []emission[K, V], compare func(a, b K) int) ([]K, [][]V) {
-	type tv struct {
-		t tag
-		v V
-	}
-	var cur tag
-	by := map[K][]tv{}
-	for _, e := range ems {
-		if e.setTag {
-			cur.idx = e.idx
-		}
-		by[e.k] = append(by[e.k], tv{cur, e.v})
-		cur.seq++
-	}
-	keys := make([]K, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compare)
-	vals := make([][]V, len(keys))
-	for i, k := range keys {
-		xs := by[k]
-		// Naive insertion sort: stable, independent of the store's sort.
-		for a := 1; a < len(xs); a++ {
-			for b := a; b > 0 && (xs[b].t.idx < xs[b-1].t.idx || xs[b].t.idx == xs[b-1].t.idx && xs[b].t.seq < xs[b-1].t.seq); b-- {
-				xs[b], xs[b-1] = xs[b-1], xs[b]
-			}
-		}
-		for _, x := range xs {
-			vals[i] = append(vals[i], x.v)
-		}
-	}
-	return keys, vals
-}
-
-func play[K comparable, V any](s *Store[K, V], ems []emission[K, V]) {
-	for _, e := range ems {
-		if e.setTag {
-			s.SetTag(e.idx)
-		}
-		s.Emit(e.k, e.v)
-	}
+// isDense reports whether s is an array store on the int64 Sum fast path.
+func isDense[K Integer, V any](s *Store[K, V]) bool {
+	_, ok := s.c.(*arraySum[K, V])
+	return ok
 }
 
 // checkCombined compares a combined store's sorted run with the oracle.
 func checkCombined[K comparable, V any](t *testing.T, s *Store[K, V], ems []emission[K, V], eq func(a, b V) bool) {
 	t.Helper()
-	wk, wv := oracleCombined(ems, s.comb.f, s.cmp)
+	wk, wv := pairtest.Combined(ems, s.comb.f, s.cmp)
 	if got := s.Keys(); got != len(wk) {
 		t.Errorf("Keys() = %d, want %d", got, len(wk))
 	}
-	e := s.sorted()
-	if e.off != nil || e.tags != nil {
+	e := s.c.sorted()
+	if e.Off != nil || e.Tags != nil {
 		t.Fatalf("combined run has offsets or tags")
 	}
-	if len(e.keys) != len(wk) || len(e.vals) != len(wk) {
-		t.Fatalf("sorted run has %d keys, %d values; want %d", len(e.keys), len(e.vals), len(wk))
+	if len(e.Keys) != len(wk) || len(e.Vals) != len(wk) {
+		t.Fatalf("sorted run has %d keys, %d values; want %d", len(e.Keys), len(e.Vals), len(wk))
 	}
 	for i := range wk {
-		if e.keys[i] != wk[i] || !eq(e.vals[i], wv[i]) {
-			t.Fatalf("pair %d: got (%v, %v), want (%v, %v)", i, e.keys[i], e.vals[i], wk[i], wv[i])
+		if e.Keys[i] != wk[i] || !eq(e.Vals[i], wv[i]) {
+			t.Fatalf("pair %d: got (%v, %v), want (%v, %v)", i, e.Keys[i], e.Vals[i], wk[i], wv[i])
 		}
 	}
-	p := e.pairs()
+	p := e.Pairs()
 	if p.Len() != len(wk) || p.Off != nil {
 		t.Fatalf("pairs: len %d off %v", p.Len(), p.Off)
 	}
@@ -122,25 +53,25 @@ func checkCombined[K comparable, V any](t *testing.T, s *Store[K, V], ems []emis
 // checkAll compares a KeepAll store's sorted run with the oracle.
 func checkAll[K comparable, V comparable](t *testing.T, s *Store[K, V], ems []emission[K, V]) {
 	t.Helper()
-	wk, wv := oracleAll(ems, s.cmp)
+	wk, wv := pairtest.All(ems, s.cmp)
 	if got := s.Keys(); got != len(wk) {
 		t.Errorf("Keys() = %d, want %d", got, len(wk))
 	}
-	e := s.sorted()
-	if len(e.keys) != len(wk) || len(e.off) != len(wk)+1 || e.off[0] != 0 || len(e.tags) != len(e.vals) {
-		t.Fatalf("sorted run: %d keys, %d offsets, %d values, %d tags; want %d keys", len(e.keys), len(e.off), len(e.vals), len(e.tags), len(wk))
+	e := s.c.sorted()
+	if len(e.Keys) != len(wk) || len(e.Off) != len(wk)+1 || e.Off[0] != 0 || len(e.Tags) != len(e.Vals) {
+		t.Fatalf("sorted run: %d keys, %d offsets, %d values, %d tags; want %d keys", len(e.Keys), len(e.Off), len(e.Vals), len(e.Tags), len(wk))
 	}
-	p := e.pairs()
+	p := e.Pairs()
 	for i := range wk {
-		if e.keys[i] != wk[i] {
-			t.Fatalf("key %d: %v, want %v", i, e.keys[i], wk[i])
+		if e.Keys[i] != wk[i] {
+			t.Fatalf("key %d: %v, want %v", i, e.Keys[i], wk[i])
 		}
 		if got := p.Values(i); !slices.Equal(got, wv[i]) {
 			t.Fatalf("key %v: values %v, want %v", wk[i], got, wv[i])
 		}
-		for j := e.off[i] + 1; j < e.off[i+1]; j++ {
-			if cmpTag(e.tags[j-1], e.tags[j]) > 0 {
-				t.Fatalf("key %v: tags out of order: %v", wk[i], e.tags[e.off[i]:e.off[i+1]])
+		for j := e.Off[i] + 1; j < e.Off[i+1]; j++ {
+			if CompareTags(e.Tags[j-1], e.Tags[j]) > 0 {
+				t.Fatalf("key %v: tags out of order: %v", wk[i], e.Tags[e.Off[i]:e.Off[i+1]])
 			}
 		}
 	}
@@ -165,9 +96,9 @@ func randomEmissions[K comparable, V any](rng *rand.Rand, n, nkeys int, key func
 	idx := rng.Perm(n + 1)
 	next := 0
 	for i := range n {
-		e := emission[K, V]{k: key(rng.IntN(nkeys)), v: val(rng)}
+		e := emission[K, V]{K: key(rng.IntN(nkeys)), V: val(rng)}
 		if i == 0 || rng.IntN(4) == 0 {
-			e.setTag, e.idx = true, int64(idx[next])
+			e.SetTag, e.Idx = true, int64(idx[next])
 			next++
 		}
 		ems = append(ems, e)
@@ -200,7 +131,7 @@ func TestHashStoreCombiners(t *testing.T) {
 			if s.Combiner().Name() != tc.name || s.Combiner().Commutative() != tc.comm || s.Combiner().KeepsAll() {
 				t.Fatalf("combiner %q comm=%v all=%v", s.Combiner().Name(), s.Combiner().Commutative(), s.Combiner().KeepsAll())
 			}
-			play(s, ems)
+			pairtest.Play(s, ems)
 			if s.Emitted() != int64(len(ems)) {
 				t.Fatalf("Emitted() = %d, want %d", s.Emitted(), len(ems))
 			}
@@ -244,7 +175,7 @@ func TestHashStoreOtherTypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		play(s, ems)
+		pairtest.Play(s, ems)
 		// The same emit order gives the same float sums bit for bit.
 		checkCombined(t, s, ems, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 	})
@@ -254,7 +185,7 @@ func TestHashStoreOtherTypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkCombined(t, s, ems, eqExact[string])
 	})
 	t.Run("concat func", func(t *testing.T) {
@@ -263,7 +194,7 @@ func TestHashStoreOtherTypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkCombined(t, s, ems, eqExact[string])
 	})
 	t.Run("custom order", func(t *testing.T) {
@@ -274,14 +205,14 @@ func TestHashStoreOtherTypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		play(s, ems)
-		e := s.sorted()
-		if !slices.IsSortedFunc(e.keys, desc) || len(e.keys) < 2 || e.keys[0].X != 4 {
-			t.Fatalf("keys not in the custom order: %v", e.keys)
+		pairtest.Play(s, ems)
+		e := s.c.sorted()
+		if !slices.IsSortedFunc(e.Keys, desc) || len(e.Keys) < 2 || e.Keys[0].X != 4 {
+			t.Fatalf("keys not in the custom order: %v", e.Keys)
 		}
 		checkCombined(t, s, ems, eqExact[int64])
 		s2, _ := NewHashStoreFunc[pt, int64](desc, KeepAll[int64]())
-		play(s2, ems)
+		pairtest.Play(s2, ems)
 		checkAll(t, s2, ems)
 	})
 }
@@ -293,7 +224,7 @@ func TestHashStoreKeepAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	play(s, ems)
+	pairtest.Play(s, ems)
 	if s.Emitted() != int64(len(ems)) {
 		t.Fatalf("Emitted() = %d", s.Emitted())
 	}
@@ -328,23 +259,23 @@ func TestSetTagOrder(t *testing.T) {
 		s.Emit(1, "big.0")
 		s.SetTag(0)
 		s.Emit(3, "0.0")
-		e := s.sorted()
-		p := e.pairs()
+		e := s.c.sorted()
+		p := e.Pairs()
 		got := fmt.Sprint(p.Keys, p.Values(0), p.Values(1), p.Values(2))
 		want := "[1 2 3] [-3.0 2.1 2.2 7.0 7.2 big.0] [2.0 7.1] [0.0]"
 		if got != want {
 			t.Errorf("array=%v: got %s, want %s", array, got, want)
 		}
-		wantTags := []tag{{0, -3, 3}, {0, 2, 5}, {0, 2, 6}, {0, 7, 0}, {0, 7, 2}, {0, 1 << 40, 7}, {0, 2, 4}, {0, 7, 1}, {0, 0, 8}}
-		if !slices.Equal(e.tags, wantTags) {
-			t.Errorf("array=%v: tags %v, want %v", array, e.tags, wantTags)
+		wantTags := []Tag{{0, -3, 3}, {0, 2, 5}, {0, 2, 6}, {0, 7, 0}, {0, 7, 2}, {0, 1 << 40, 7}, {0, 2, 4}, {0, 7, 1}, {0, 0, 8}}
+		if !slices.Equal(e.Tags, wantTags) {
+			t.Errorf("array=%v: tags %v, want %v", array, e.Tags, wantTags)
 		}
 	}
 }
 
 // arrayCase tests array stores of keys K in [0, size) with every kind of
 // value and combiner; bad are out-of-range keys of K.
-func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
+func arrayCase[K Integer](t *testing.T, size int, bad []K) {
 	rng := rand.New(rand.NewPCG(uint64(size), 7))
 	key := func(i int) K { return K(i) }
 	n := 4 * size
@@ -354,11 +285,11 @@ func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.dense == nil {
+		if !isDense(s) {
 			t.Fatal("int64 Sum array store is not on the fast path")
 		}
 		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return r.Int64N(1<<40) - 1<<39 })
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkCombined(t, s, ems, eqExact[int64])
 		checkBad(t, s, bad, size, func() { checkCombined(t, s, ems, eqExact[int64]) })
 	})
@@ -367,11 +298,11 @@ func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.dense != nil {
+		if isDense(s) {
 			t.Fatal("float64 store on the int64 fast path")
 		}
 		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) float64 { return r.NormFloat64() })
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkCombined(t, s, ems, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 		checkBad(t, s, bad, size, nil)
 	})
@@ -381,7 +312,7 @@ func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
 			t.Fatal(err)
 		}
 		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int32 { return r.Int32() }) // wraps: same as the oracle
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkCombined(t, s, ems, eqExact[int32])
 		checkBad(t, s, bad, size, func() { checkCombined(t, s, ems, eqExact[int32]) })
 	})
@@ -390,11 +321,11 @@ func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.dense != nil {
+		if isDense(s) {
 			t.Fatal("Min store on the Sum fast path")
 		}
 		ems := randomEmissions(rng, n/2, size, key, func(r *rand.Rand) int64 { return r.Int64() })
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkCombined(t, s, ems, eqExact[int64])
 		checkBad(t, s, bad, size, nil)
 	})
@@ -404,7 +335,7 @@ func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
 			t.Fatal(err)
 		}
 		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return r.Int64() })
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkAll(t, s, ems)
 		checkBad(t, s, bad, size, func() { checkAll(t, s, ems) })
 	})
@@ -413,16 +344,16 @@ func arrayCase[K coll.Integer](t *testing.T, size int, bad []K) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		play(s, randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return 5 }))
+		pairtest.Play(s, randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return 5 }))
 		if len(bad) > 0 {
 			s.Emit(bad[0], 1)
 		}
 		s.Reset()
-		if s.Keys() != 0 || s.Emitted() != 0 || s.Err() != nil || len(s.sorted().keys) != 0 {
+		if s.Keys() != 0 || s.Emitted() != 0 || s.Err() != nil || len(s.c.sorted().Keys) != 0 {
 			t.Fatalf("after Reset: keys %d emitted %d err %v", s.Keys(), s.Emitted(), s.Err())
 		}
 		ems := randomEmissions(rng, n, size, key, func(r *rand.Rand) int64 { return r.Int64N(9) })
-		play(s, ems)
+		pairtest.Play(s, ems)
 		checkCombined(t, s, ems, eqExact[int64])
 	})
 }
@@ -455,7 +386,7 @@ func checkBad[K comparable, V any](t *testing.T, s *Store[K, V], bad []K, size i
 	if s.Emitted() != emitted+int64(len(bad)) {
 		t.Fatalf("Emitted() %d -> %d after %d rejected emits", emitted, s.Emitted(), len(bad))
 	}
-	for _, k := range s.sorted().keys {
+	for _, k := range s.c.sorted().Keys {
 		if slices.Contains(bad, k) {
 			t.Fatalf("out-of-range key %v in the sorted run", k)
 		}
@@ -493,7 +424,7 @@ func TestArrayStoreKeyTypes(t *testing.T) {
 		}
 		sa, _ := NewArrayStore[int16, int64](0, KeepAll[int64]())
 		sa.Emit(-1, 1)
-		if sa.Err() == nil || sa.Keys() != 0 || len(sa.sorted().keys) != 0 {
+		if sa.Err() == nil || sa.Keys() != 0 || len(sa.c.sorted().Keys) != 0 {
 			t.Fatalf("size-0 KeepAll store: err %v keys %d", sa.Err(), sa.Keys())
 		}
 	})
@@ -517,8 +448,8 @@ func TestArrayStoreFirstErrorKept(t *testing.T) {
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "key -5 ") {
 		t.Fatalf("Err() = %v, want the first bad key -5", err)
 	}
-	if e := s.sorted(); fmt.Sprint(e.keys, e.vals) != "[3] [2]" {
-		t.Fatalf("held %v %v", e.keys, e.vals)
+	if e := s.c.sorted(); fmt.Sprint(e.Keys, e.Vals) != "[3] [2]" {
+		t.Fatalf("held %v %v", e.Keys, e.Vals)
 	}
 }
 
@@ -531,9 +462,9 @@ func TestHashStoreReset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		play(s, randomEmissions(rng, 300, 30, strKey, func(r *rand.Rand) int64 { return r.Int64N(100) }))
+		pairtest.Play(s, randomEmissions(rng, 300, 30, strKey, func(r *rand.Rand) int64 { return r.Int64N(100) }))
 		s.Reset()
-		if s.Keys() != 0 || s.Emitted() != 0 || s.Err() != nil || len(s.sorted().keys) != 0 {
+		if s.Keys() != 0 || s.Emitted() != 0 || s.Err() != nil || len(s.c.sorted().Keys) != 0 {
 			t.Fatalf("%s after Reset: keys %d emitted %d", comb.Name(), s.Keys(), s.Emitted())
 		}
 		if s.Combiner().Name() != comb.Name() {
@@ -541,10 +472,10 @@ func TestHashStoreReset(t *testing.T) {
 		}
 		// No SetTag after Reset: values are tagged (0, seq).
 		ems := randomEmissions(rng, 300, 30, strKey, func(r *rand.Rand) int64 { return r.Int64N(100) })
-		ems[0].setTag = false
-		play(s, ems)
+		ems[0].SetTag = false
+		pairtest.Play(s, ems)
 		if comb.KeepsAll() {
-			ems[0].setTag, ems[0].idx = true, 0
+			ems[0].SetTag, ems[0].Idx = true, 0
 			checkAll(t, s, ems)
 		} else {
 			checkCombined(t, s, ems, eqExact[int64])
@@ -562,7 +493,7 @@ func TestArrayFastPathIgnoresFuncNamedSum(t *testing.T) {
 	}
 	s.Emit(1, 5)
 	s.Emit(1, 7)
-	if e := s.sorted(); e.vals[0] != 7 {
-		t.Fatalf("Func(\"sum\", max) of 5 and 7 gave %d", e.vals[0])
+	if e := s.c.sorted(); e.Vals[0] != 7 {
+		t.Fatalf("Func(\"sum\", max) of 5 and 7 gave %d", e.Vals[0])
 	}
 }

@@ -3,26 +3,21 @@ package coll
 import (
 	"cmp"
 	"fmt"
+
+	"github.com/pgasmr/pgasmr/internal/elem"
 )
 
 // Integer is the set of integer types the bitwise operators accept (the C,
 // UC, S, US, I, UI, L and UL suffixes of UPC's typed reductions, and Go's
 // int, uint and uintptr), including types defined on them.
-type Integer interface {
-	~int | ~int8 | ~int16 | ~int32 | ~int64 |
-		~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr
-}
+type Integer = elem.Integer
 
 // Float is the set of floating-point types (UPC's F and D suffixes; LD has
 // no Go equivalent).
-type Float interface {
-	~float32 | ~float64
-}
+type Float = elem.Float
 
 // Number is every type the arithmetic and logical operators accept.
-type Number interface {
-	Integer | Float
-}
+type Number = elem.Number
 
 // Op is a reduction operator over T (UPC's upc_op_t together with its
 // user function): a name, an associative combining function, and whether

@@ -1,4 +1,4 @@
-package reduce
+package shuffle
 
 import (
 	"context"
@@ -11,87 +11,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/reduce"
 )
-
-// Gather says which ranks reduce which pairs.
-type Gather int
-
-// The gather modes.
-const (
-	// GatherDefault is the zero value: the caller's default. mr and
-	// Collect take it as GatherPartitioned; each app has its own default.
-	GatherDefault Gather = iota
-	// GatherPartitioned sends each pair to rank xxhash(encoded key) mod N,
-	// through one all-to-all: each pair moves once and each rank reduces
-	// its own key range. The default for large key spaces.
-	GatherPartitioned
-	// GatherAll gives every rank every pair (AllgatherV): each computes the
-	// whole result.
-	GatherAll
-	// GatherRoot gives the root every pair (GatherV): only it reduces.
-	GatherRoot
-	// GatherNone keeps each rank's pairs where they are: each rank reduces
-	// its own.
-	GatherNone
-)
-
-func (g Gather) String() string {
-	switch g {
-	case GatherDefault:
-		return "default"
-	case GatherPartitioned:
-		return "partitioned"
-	case GatherAll:
-		return "all"
-	case GatherRoot:
-		return "root"
-	case GatherNone:
-		return "none"
-	}
-	return fmt.Sprintf("Gather(%d)", int(g))
-}
-
-// Transfer says how pairs move.
-type Transfer int
-
-// The transfer modes.
-const (
-	// Collective moves each rank's pairs with one extended collective
-	// (AllgatherV, GatherV or ExchangeV on private buffers).
-	Collective Transfer = iota
-	// ElementByElement puts every pair separately into its destination's
-	// receive area: UPC-MR's no-collectives mode, kept as a baseline.
-	ElementByElement
-)
-
-func (t Transfer) String() string {
-	if t == ElementByElement {
-		return "element"
-	}
-	return "collective"
-}
-
-// Options configures the reduce stage.
-type Options struct {
-	Gather   Gather
-	Root     int // for GatherRoot and Merge
-	Transfer Transfer
-	// Merge, with GatherNone or GatherPartitioned, gathers every rank's
-	// (combined) pairs to Root afterwards, merged in key order, so that the
-	// root can compute the whole result.
-	Merge bool
-}
-
-// Stats counts one rank's reduce-stage work.
-type Stats struct {
-	PairsEmitted  int64
-	PairsMoved    int64 // pairs this rank sent to other ranks
-	BytesSent     int64 // bytes of pairs this rank sent to other ranks
-	BytesReceived int64 // bytes of pairs other ranks sent to this rank
-	Combine       time.Duration
-	Exchange      time.Duration
-	Merge         time.Duration
-}
 
 // Collect runs the reduce stage's data movement, collectively over all
 // ranks: it returns the pairs this rank must reduce, or ok == false if it
@@ -99,30 +20,27 @@ type Stats struct {
 // ascending order; equal keys from different ranks are combined in rank
 // order (or, keeping all values, ordered by their tags). The store is
 // drained.
-func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *Store[K, V], o Options) (p *Pairs[K, V], ok bool, st Stats, err error) {
+func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) (p *reduce.Pairs[K, V], ok bool, st reduce.Stats, err error) {
 	if o.Root < 0 || o.Root >= r.N() {
 		panic(fmt.Sprintf("reduce: root %d not a rank in [0,%d)", o.Root, r.N()))
 	}
-	if o.Gather == GatherDefault {
-		o.Gather = GatherPartitioned
-	}
-	st.PairsEmitted = s.emitted
+	o.Gather = o.Gather.Resolve()
+	st.PairsEmitted = s.Emitted()
 	t0 := time.Now()
-	local := s.sorted()
-	s.Reset()
+	local := s.Drain()
 	st.Combine = time.Since(t0)
 
-	x := &xfer[K, V]{r: r, s: s, st: &st, mode: o.Transfer}
+	x := newXfer(r, s, &st, o.Transfer)
 	t0 = time.Now()
-	var runs []entries[K, V]
+	var runs []reduce.Run[K, V]
 	switch o.Gather {
-	case GatherNone:
-		runs = []entries[K, V]{local}
-	case GatherAll:
-		runs, err = x.allgather(ctx, x.encode(local, nil, 0))
-	case GatherRoot:
-		runs, err = x.gather(ctx, x.encode(local, nil, 0), o.Root)
-	case GatherPartitioned:
+	case reduce.GatherNone:
+		runs = []reduce.Run[K, V]{local}
+	case reduce.GatherAll:
+		runs, err = x.allgather(ctx, x.encode(local))
+	case reduce.GatherRoot:
+		runs, err = x.gather(ctx, x.encode(local), o.Root)
+	case reduce.GatherPartitioned:
 		runs, err = x.exchange(ctx, x.partition(local))
 	default:
 		panic(fmt.Sprintf("reduce: unknown gather mode %d", o.Gather))
@@ -131,15 +49,15 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *Store[K,
 	if err != nil {
 		return nil, false, st, err
 	}
-	if o.Gather == GatherRoot && r.ID() != o.Root {
+	if o.Gather == reduce.GatherRoot && r.ID() != o.Root {
 		return nil, false, st, nil
 	}
 	t0 = time.Now()
-	merged := s.merge(runs)
+	merged := s.Merge(runs)
 	st.Merge = time.Since(t0)
-	if o.Merge && (o.Gather == GatherNone || o.Gather == GatherPartitioned) {
+	if o.Merge && (o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned) {
 		t0 = time.Now()
-		runs, err := x.gather(ctx, x.encode(merged, nil, 0), o.Root)
+		runs, err := x.gather(ctx, x.encode(merged), o.Root)
 		st.Exchange += time.Since(t0)
 		if err != nil {
 			return nil, false, st, err
@@ -148,121 +66,104 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *Store[K,
 			return nil, false, st, nil
 		}
 		t0 = time.Now()
-		merged = s.merge(runs)
+		merged = s.Merge(runs)
 		st.Merge += time.Since(t0)
 	}
-	return merged.pairs(), true, st, nil
-}
-
-// merge merges runs given in rank order into one sorted run, combining or
-// grouping equal keys.
-func (s *Store[K, V]) merge(runs []entries[K, V]) entries[K, V] {
-	if len(runs) == 1 {
-		return runs[0]
-	}
-	all := s.comb.KeepsAll()
-	type ref struct{ run, i int }
-	var refs []ref
-	for ri, e := range runs {
-		for i := range e.keys {
-			refs = append(refs, ref{ri, i})
-		}
-	}
-	slices.SortStableFunc(refs, func(a, b ref) int { return s.cmp(runs[a.run].keys[a.i], runs[b.run].keys[b.i]) })
-	var out entries[K, V]
-	if all {
-		out.off = []int{0}
-	}
-	var group []val[V]
-	for j := 0; j < len(refs); {
-		k := runs[refs[j].run].keys[refs[j].i]
-		out.keys = append(out.keys, k)
-		if !all {
-			acc := runs[refs[j].run].vals[refs[j].i]
-			for j++; j < len(refs) && s.cmp(runs[refs[j].run].keys[refs[j].i], k) == 0; j++ {
-				acc = s.comb.f(acc, runs[refs[j].run].vals[refs[j].i])
-			}
-			out.vals = append(out.vals, acc)
-			continue
-		}
-		group = group[:0]
-		for ; j < len(refs) && s.cmp(runs[refs[j].run].keys[refs[j].i], k) == 0; j++ {
-			e := runs[refs[j].run]
-			for v := e.off[refs[j].i]; v < e.off[refs[j].i+1]; v++ {
-				group = append(group, val[V]{e.vals[v], e.tags[v]})
-			}
-		}
-		slices.SortStableFunc(group, func(a, b val[V]) int { return cmpTag(a.t, b.t) })
-		for _, g := range group {
-			out.vals = append(out.vals, g.v)
-			out.tags = append(out.tags, g.t)
-		}
-		out.off = append(out.off, len(out.vals))
-	}
-	return out
+	return merged.Pairs(), true, st, nil
 }
 
 // xfer moves encoded pairs between ranks.
 type xfer[K comparable, V any] struct {
 	r    *pgas.Rank
-	s    *Store[K, V]
-	st   *Stats
-	mode Transfer
+	s    *reduce.Store[K, V]
+	kc   reduce.Codec[K]
+	vc   reduce.Codec[V]
+	all  bool // values keep their tags (KeepAll)
+	st   *reduce.Stats
+	mode reduce.Transfer
 }
 
-// A buffer holds records (key, value, and in all-values mode the two tag
+func newXfer[K comparable, V any](r *pgas.Rank, s *reduce.Store[K, V], st *reduce.Stats, mode reduce.Transfer) *xfer[K, V] {
+	return &xfer[K, V]{r: r, s: s, kc: s.KeyCodec(), vc: s.ValueCodec(), all: s.Combiner().KeepsAll(), st: st, mode: mode}
+}
+
+// A buffer holds records (key, value, and in all-values mode the three tag
 // words), followed, when either codec is variable-size, by the offset of
 // every record and the record count (int64 each): the raw path's index.
 // An encoded buffer also remembers its record count.
 type buf struct {
-	b []byte
-	n int
+	b    []byte
+	n    int
+	offs []int64 // record offsets, while the buffer is being filled
 }
 
-func (x *xfer[K, V]) variable() bool { return x.s.kc.size == 0 || x.s.vc.size == 0 }
+func (x *xfer[K, V]) variable() bool { return x.kc.Fixed() == 0 || x.vc.Fixed() == 0 }
 
-// encode appends e's pairs (those for which keep is true, if keep is not
-// nil) to a buffer.
-func (x *xfer[K, V]) encode(e entries[K, V], keep func(i int) bool, _ int) buf {
-	var b buf
-	var offs []int64
-	all := x.s.comb.KeepsAll()
-	for i, k := range e.keys {
-		if keep != nil && !keep(i) {
-			continue
+// encode encodes all of e into one buffer.
+func (x *xfer[K, V]) encode(e reduce.Run[K, V]) buf {
+	out := x.encodeTo(e, 1, nil)
+	return out[0]
+}
+
+// partition splits a run by destination rank, xxhash of the encoded key
+// mod N, encoding every key once.
+func (x *xfer[K, V]) partition(e reduce.Run[K, V]) []buf {
+	n := uint64(x.r.N())
+	return x.encodeTo(e, x.r.N(), func(key []byte) int { return int(xxhash.Sum64(key) % n) })
+}
+
+// encodeTo encodes e's records into n buffers in one pass: each key is
+// encoded once, and its records go to buffer dest(encoded key) (buffer 0
+// if dest is nil).
+func (x *xfer[K, V]) encodeTo(e reduce.Run[K, V], n int, dest func(key []byte) int) []buf {
+	out := make([]buf, n)
+	variable := x.variable()
+	var kb []byte
+	for i, k := range e.Keys {
+		kb = x.kc.Append(kb[:0], k)
+		b := &out[0]
+		if dest != nil {
+			b = &out[dest(kb)]
 		}
 		lo, hi := i, i+1
-		if all {
-			lo, hi = e.off[i], e.off[i+1]
+		if x.all {
+			lo, hi = e.Off[i], e.Off[i+1]
 		}
 		for v := lo; v < hi; v++ {
-			offs = append(offs, int64(len(b.b)))
-			b.b = x.s.kc.Append(b.b, k)
-			b.b = x.s.vc.Append(b.b, e.vals[v])
-			if all {
-				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].call))
-				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].idx))
-				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(e.tags[v].seq))
+			if variable {
+				b.offs = append(b.offs, int64(len(b.b)))
+			}
+			b.b = append(b.b, kb...)
+			b.b = x.vc.Append(b.b, e.Vals[v])
+			if x.all {
+				t := e.Tags[v]
+				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(t.Call))
+				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(t.Idx))
+				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(t.Seq))
 			}
 			b.n++
 		}
 	}
-	if x.variable() {
-		for _, o := range offs {
-			b.b = binary.LittleEndian.AppendUint64(b.b, uint64(o))
+	if variable {
+		for d := range out {
+			b := &out[d]
+			for _, o := range b.offs {
+				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(o))
+			}
+			b.b = binary.LittleEndian.AppendUint64(b.b, uint64(len(b.offs)))
+			b.offs = nil
 		}
-		b.b = binary.LittleEndian.AppendUint64(b.b, uint64(len(offs)))
 	}
-	return b
+	return out
 }
 
 // decode turns a buffer from rank src into a sorted run. indexed says
 // whether the buffer carries the index (collective transfers do).
-func (x *xfer[K, V]) decode(b []byte, src int, indexed bool) (entries[K, V], error) {
-	var e entries[K, V]
-	all := x.s.comb.KeepsAll()
+func (x *xfer[K, V]) decode(b []byte, src int, indexed bool) (reduce.Run[K, V], error) {
+	var e reduce.Run[K, V]
+	all := x.all
 	if all {
-		e.off = []int{0}
+		e.Off = []int{0}
 	}
 	end := len(b)
 	want := -1 // records the index says, if indexed
@@ -287,58 +188,42 @@ func (x *xfer[K, V]) decode(b []byte, src int, indexed bool) (entries[K, V], err
 		if offs != nil && int(binary.LittleEndian.Uint64(offs[8*rec:])) != pos {
 			return e, fmt.Errorf("reduce: record %d from rank %d at byte %d, index says %d", rec, src, pos, binary.LittleEndian.Uint64(offs[8*rec:]))
 		}
-		k, n, err := x.s.kc.Decode(b[pos:end])
+		k, n, err := x.kc.Decode(b[pos:end])
 		if err != nil {
 			return e, fmt.Errorf("reduce: key of record %d from rank %d: %w", rec, src, err)
 		}
 		pos += n
-		v, n, err := x.s.vc.Decode(b[pos:end])
+		v, n, err := x.vc.Decode(b[pos:end])
 		if err != nil {
 			return e, fmt.Errorf("reduce: value of record %d from rank %d: %w", rec, src, err)
 		}
 		pos += n
 		if !all {
-			e.keys = append(e.keys, k)
-			e.vals = append(e.vals, v)
+			e.Keys = append(e.Keys, k)
+			e.Vals = append(e.Vals, v)
 			continue
 		}
 		if end-pos < tagBytes {
 			return e, fmt.Errorf("reduce: record %d from rank %d is cut short", rec, src)
 		}
-		t := tag{int64(binary.LittleEndian.Uint64(b[pos:])), int64(binary.LittleEndian.Uint64(b[pos+8:])), int64(binary.LittleEndian.Uint64(b[pos+16:]))}
+		t := reduce.Tag{Call: int64(binary.LittleEndian.Uint64(b[pos:])), Idx: int64(binary.LittleEndian.Uint64(b[pos+8:])), Seq: int64(binary.LittleEndian.Uint64(b[pos+16:]))}
 		pos += tagBytes
-		if n := len(e.keys); n == 0 || x.s.cmp(e.keys[n-1], k) != 0 {
+		if n := len(e.Keys); n == 0 || x.s.Compare(e.Keys[n-1], k) != 0 {
 			if n > 0 {
-				e.off = append(e.off, len(e.vals))
+				e.Off = append(e.Off, len(e.Vals))
 			}
-			e.keys = append(e.keys, k)
+			e.Keys = append(e.Keys, k)
 		}
-		e.vals = append(e.vals, v)
-		e.tags = append(e.tags, t)
+		e.Vals = append(e.Vals, v)
+		e.Tags = append(e.Tags, t)
 	}
 	if want >= 0 && rec != want {
 		return e, fmt.Errorf("reduce: buffer from rank %d holds %d records, its index says %d", src, rec, want)
 	}
-	if all && len(e.keys) > 0 {
-		e.off = append(e.off, len(e.vals))
+	if all && len(e.Keys) > 0 {
+		e.Off = append(e.Off, len(e.Vals))
 	}
 	return e, nil
-}
-
-// partition splits a run by destination rank: xxhash of the encoded key.
-func (x *xfer[K, V]) partition(e entries[K, V]) []buf {
-	n := x.r.N()
-	dest := make([]int, len(e.keys))
-	var kb []byte
-	for i, k := range e.keys {
-		kb = x.s.kc.Append(kb[:0], k)
-		dest[i] = int(xxhash.Sum64(kb) % uint64(n))
-	}
-	out := make([]buf, n)
-	for d := range n {
-		out[d] = x.encode(e, func(i int) bool { return dest[i] == d }, d)
-	}
-	return out
 }
 
 func (x *xfer[K, V]) count(to int, b buf) {
@@ -348,9 +233,9 @@ func (x *xfer[K, V]) count(to int, b buf) {
 	}
 }
 
-func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]entries[K, V], error) {
+func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]reduce.Run[K, V], error) {
 	n := x.r.N()
-	if x.mode == ElementByElement {
+	if x.mode == reduce.ElementByElement {
 		out := make([]buf, n)
 		for d := range out {
 			out[d] = mine
@@ -371,9 +256,9 @@ func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]entries[K, V], 
 	return x.split(recv, counts, true)
 }
 
-func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]entries[K, V], error) {
+func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]reduce.Run[K, V], error) {
 	n := x.r.N()
-	if x.mode == ElementByElement {
+	if x.mode == reduce.ElementByElement {
 		out := make([]buf, n)
 		out[root] = mine
 		return x.elementwise(ctx, out, []int{root})
@@ -396,9 +281,9 @@ func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]entries[
 	return x.split(recv, counts, true)
 }
 
-func (x *xfer[K, V]) exchange(ctx context.Context, out []buf) ([]entries[K, V], error) {
+func (x *xfer[K, V]) exchange(ctx context.Context, out []buf) ([]reduce.Run[K, V], error) {
 	n := x.r.N()
-	if x.mode == ElementByElement {
+	if x.mode == reduce.ElementByElement {
 		return x.elementwise(ctx, out, nil)
 	}
 	for d, b := range out {
@@ -455,8 +340,8 @@ func (x *xfer[K, V]) rows(ctx context.Context, row []int64) ([]int64, error) {
 }
 
 // split decodes the consecutive per-source buffers of recv.
-func (x *xfer[K, V]) split(recv []byte, counts []int, indexed bool) ([]entries[K, V], error) {
-	runs := make([]entries[K, V], len(counts))
+func (x *xfer[K, V]) split(recv []byte, counts []int, indexed bool) ([]reduce.Run[K, V], error) {
+	runs := make([]reduce.Run[K, V], len(counts))
 	pos := 0
 	for src, c := range counts {
 		if src != x.r.ID() {
@@ -481,7 +366,7 @@ func (x *xfer[K, V]) split(recv []byte, counts []int, indexed bool) ([]entries[K
 // to every destination, into half k%2 of a double-buffered window of 2W
 // bytes. A record that straddles a round's end is put in two pieces. dests
 // limits the destinations (nil: all).
-func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([]entries[K, V], error) {
+func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([]reduce.Run[K, V], error) {
 	r := x.r
 	n, me := r.N(), r.ID()
 	// Records without the index: element transfers decode sequentially.
@@ -568,7 +453,7 @@ func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([
 			copy(recv[lo:e], r.Segment()[half:half+e-lo])
 		}
 	}
-	var runs []entries[K, V]
+	var runs []reduce.Run[K, V]
 	if receives {
 		counts := make([]int, n)
 		for s := range n {
@@ -614,19 +499,18 @@ func allocWindow(ctx context.Context, r *pgas.Rank, maxIn int64) (pgas.Region, i
 // boundaries returns the start of every record in body and its end.
 func (x *xfer[K, V]) boundaries(body []byte) []int {
 	b := []int{0}
-	all := x.s.comb.KeepsAll()
 	for pos := 0; pos < len(body); {
-		_, n, err := x.s.kc.Decode(body[pos:])
+		_, n, err := x.kc.Decode(body[pos:])
 		if err != nil {
 			panic(fmt.Sprintf("reduce: re-reading own record: %v", err))
 		}
 		pos += n
-		_, n, err = x.s.vc.Decode(body[pos:])
+		_, n, err = x.vc.Decode(body[pos:])
 		if err != nil {
 			panic(fmt.Sprintf("reduce: re-reading own record: %v", err))
 		}
 		pos += n
-		if all {
+		if x.all {
 			pos += tagBytes
 		}
 		b = append(b, pos)

@@ -1,4 +1,4 @@
-package reduce
+package shuffle
 
 import (
 	"cmp"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+	"github.com/pgasmr/pgasmr/reduce/internal/pairtest"
 )
 
 // kv is one key of a reduce input with its values (one when combined).
@@ -28,7 +30,7 @@ func fmtKVs[K any](xs []kv[K]) string {
 	return b.String()
 }
 
-func pairsKVs[K any](p *Pairs[K, int64]) []kv[K] {
+func pairsKVs[K any](p *reduce.Pairs[K, int64]) []kv[K] {
 	out := make([]kv[K], p.Len())
 	for i := range out {
 		out[i] = kv[K]{p.Keys[i], slices.Clone(p.Values(i))}
@@ -39,8 +41,8 @@ func pairsKVs[K any](p *Pairs[K, int64]) []kv[K] {
 // collectCase is one kind of store moved by Collect.
 type collectCase[K cmp.Ordered] struct {
 	name     string
-	comb     Combiner[int64]
-	mk       func() (*Store[K, int64], error)
+	comb     reduce.Combiner[int64]
+	mk       func() (*reduce.Store[K, int64], error)
 	key      func(i int) K
 	nkeys    int
 	variable bool // a variable-size codec: buffers carry the index
@@ -49,13 +51,13 @@ type collectCase[K cmp.Ordered] struct {
 
 // rankEmissions is what rank r of n emits: a rank-dependent amount (none
 // on rank 1), from elements idx = j*n + r, one to three pairs each.
-func rankEmissions[K cmp.Ordered](c collectCase[K], r, n int) []emission[K, int64] {
+func rankEmissions[K cmp.Ordered](c collectCase[K], r, n int) []pairtest.Emission[K, int64] {
 	rng := rand.New(rand.NewPCG(uint64(r), uint64(n)))
 	elems := []int{40, 0, 17, 29, 5}[r%5] * max(1, c.scale)
-	var ems []emission[K, int64]
+	var ems []pairtest.Emission[K, int64]
 	for j := range elems {
 		for p := range 1 + rng.IntN(3) {
-			ems = append(ems, emission[K, int64]{setTag: p == 0, idx: int64(j*n + r), k: c.key(rng.IntN(c.nkeys)), v: rng.Int64N(1000) - 100})
+			ems = append(ems, pairtest.Emission[K, int64]{SetTag: p == 0, Idx: int64(j*n + r), K: c.key(rng.IntN(c.nkeys)), V: rng.Int64N(1000) - 100})
 		}
 	}
 	return ems
@@ -64,13 +66,13 @@ func rankEmissions[K cmp.Ordered](c collectCase[K], r, n int) []emission[K, int6
 // oracleKVs computes the pairs a rank reduces from the emissions of the
 // given ranks: values combined per rank in emit order, then across ranks
 // in rank order; or, keeping all, every value in tag order.
-func oracleKVs[K cmp.Ordered](c collectCase[K], perRank [][]emission[K, int64]) []kv[K] {
+func oracleKVs[K cmp.Ordered](c collectCase[K], perRank [][]pairtest.Emission[K, int64]) []kv[K] {
 	if c.comb.KeepsAll() {
-		var all []emission[K, int64]
+		var all []pairtest.Emission[K, int64]
 		for _, ems := range perRank {
 			all = append(all, ems...)
 		}
-		keys, vals := oracleAll(all, cmp.Compare[K])
+		keys, vals := pairtest.All(all, cmp.Compare[K])
 		out := make([]kv[K], len(keys))
 		for i := range keys {
 			out[i] = kv[K]{keys[i], vals[i]}
@@ -79,10 +81,10 @@ func oracleKVs[K cmp.Ordered](c collectCase[K], perRank [][]emission[K, int64]) 
 	}
 	acc := map[K]int64{}
 	for _, ems := range perRank {
-		keys, vals := oracleCombined(ems, c.comb.f, cmp.Compare[K])
+		keys, vals := pairtest.Combined(ems, c.comb.Combine, cmp.Compare[K])
 		for i, k := range keys {
 			if a, ok := acc[k]; ok {
-				acc[k] = c.comb.f(a, vals[i])
+				acc[k] = c.comb.Combine(a, vals[i])
 			} else {
 				acc[k] = vals[i]
 			}
@@ -112,19 +114,19 @@ func equalKVs[K comparable](a, b []kv[K]) bool {
 type rankResult[K any] struct {
 	kvs   []kv[K]
 	ok    bool
-	st    Stats
+	st    reduce.Stats
 	nilP  bool
 	after int // store keys after Collect
 }
 
 type gatherCfg struct {
-	g     Gather
+	g     reduce.Gather
 	merge bool
 }
 
 func gatherCfgs() []gatherCfg {
 	var out []gatherCfg
-	for _, g := range []Gather{GatherAll, GatherRoot, GatherNone, GatherPartitioned} {
+	for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
 		for _, m := range []bool{false, true} {
 			out = append(out, gatherCfg{g, m})
 		}
@@ -134,13 +136,13 @@ func gatherCfgs() []gatherCfg {
 
 // runCollect runs Collect on n ranks for each store case, in one job, and
 // returns every rank's results per case.
-func runCollect[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o Options) [][]rankResult[K] {
+func runCollect[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o reduce.Options) [][]rankResult[K] {
 	t.Helper()
 	return runCollectSeg(t, cases, n, o, 1<<20)
 }
 
 // runCollectSeg is runCollect with segments of seg bytes.
-func runCollectSeg[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o Options, seg int64) [][]rankResult[K] {
+func runCollectSeg[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o reduce.Options, seg int64) [][]rankResult[K] {
 	t.Helper()
 	res := make([][]rankResult[K], len(cases))
 	for i := range res {
@@ -152,7 +154,7 @@ func runCollectSeg[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o
 			if err != nil {
 				return err
 			}
-			play(s, rankEmissions(c, r.ID(), n))
+			pairtest.Play(s, rankEmissions(c, r.ID(), n))
 			p, ok, st, err := Collect(ctx, r, s, o)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
@@ -172,21 +174,21 @@ func runCollectSeg[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o
 }
 
 // checkCollect checks one case's results on n ranks against the oracle.
-func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o Options, res []rankResult[K]) {
+func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o reduce.Options, res []rankResult[K]) {
 	t.Helper()
-	perRank := make([][]emission[K, int64], n)
+	perRank := make([][]pairtest.Emission[K, int64], n)
 	local := make([][]kv[K], n)
 	for r := range n {
 		perRank[r] = rankEmissions(c, r, n)
 		local[r] = oracleKVs(c, perRank[r:r+1])
 	}
 	merged := oracleKVs(c, perRank)
-	kc, err := CodecFor[K]()
+	kc, err := reduce.CodecFor[K]()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dest := func(k K) int { return int(xxhash.Sum64(kc.Append(nil, k)) % uint64(n)) }
-	rootOnly := o.Gather == GatherRoot || o.Merge && (o.Gather == GatherNone || o.Gather == GatherPartitioned)
+	rootOnly := o.Gather == reduce.GatherRoot || o.Merge && (o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned)
 
 	var union []kv[K]
 	for r, rr := range res {
@@ -207,11 +209,11 @@ func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o Option
 		}
 		var want []kv[K]
 		switch {
-		case rootOnly || o.Gather == GatherAll:
+		case rootOnly || o.Gather == reduce.GatherAll:
 			want = merged
-		case o.Gather == GatherNone:
+		case o.Gather == reduce.GatherNone:
 			want = local[r]
-		case o.Gather == GatherPartitioned:
+		case o.Gather == reduce.GatherPartitioned:
 			if !slices.IsSortedFunc(rr.kvs, func(a, b kv[K]) int { return cmp.Compare(a.k, b.k) }) {
 				t.Errorf("rank %d: keys not ascending", r)
 			}
@@ -227,7 +229,7 @@ func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o Option
 			t.Errorf("rank %d:\n got  %s\n want %s", r, fmtKVs(rr.kvs), fmtKVs(want))
 		}
 	}
-	if o.Gather == GatherPartitioned && !o.Merge {
+	if o.Gather == reduce.GatherPartitioned && !o.Merge {
 		slices.SortStableFunc(union, func(a, b kv[K]) int { return cmp.Compare(a.k, b.k) })
 		for i := 1; i < len(union); i++ {
 			if union[i].k == union[i-1].k {
@@ -245,13 +247,13 @@ func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o Option
 		var want int64
 		mine := records(local[r])
 		switch o.Gather {
-		case GatherAll:
+		case reduce.GatherAll:
 			want = int64(n-1) * mine
-		case GatherRoot:
+		case reduce.GatherRoot:
 			if r != o.Root {
 				want = mine
 			}
-		case GatherPartitioned:
+		case reduce.GatherPartitioned:
 			var reduced []kv[K]
 			for _, x := range local[r] {
 				if dest(x.k) != r {
@@ -266,7 +268,7 @@ func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o Option
 			if o.Merge && r != o.Root {
 				want += records(reduced)
 			}
-		case GatherNone:
+		case reduce.GatherNone:
 			if o.Merge && r != o.Root {
 				want = mine
 			}
@@ -279,7 +281,7 @@ func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o Option
 		if want > 0 && rr.st.BytesSent == 0 || want == 0 && !c.variable && rr.st.BytesSent != 0 {
 			t.Errorf("rank %d: moved %d pairs in %d bytes", r, want, rr.st.BytesSent)
 		}
-		if n == 1 || o.Gather == GatherNone && !o.Merge {
+		if n == 1 || o.Gather == reduce.GatherNone && !o.Merge {
 			if rr.st.BytesSent != 0 || rr.st.BytesReceived != 0 {
 				t.Errorf("rank %d: %d bytes sent, %d received with nothing to move", r, rr.st.BytesSent, rr.st.BytesReceived)
 			}
@@ -287,8 +289,8 @@ func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o Option
 		sent += rr.st.BytesSent
 		recv += rr.st.BytesReceived
 	}
-	if sent != recv && !(o.Transfer == ElementByElement && c.variable) {
-		// ElementByElement with variable codecs: TestCollectElementwiseBytes.
+	if sent != recv && !(o.Transfer == reduce.ElementByElement && c.variable) {
+		// reduce.ElementByElement with variable codecs: TestCollectElementwiseBytes.
 		t.Errorf("ranks sent %d bytes in all and received %d", sent, recv)
 	}
 }
@@ -306,24 +308,24 @@ func stringCases() []collectCase[string] {
 		}
 		return fmt.Sprintf("w%02d", i)
 	}
-	first := Func("first", func(a, _ int64) int64 { return a }, false)
+	first := reduce.Func("first", func(a, _ int64) int64 { return a }, false)
 	return []collectCase[string]{
-		{name: "sum", comb: Sum[int64](), key: key, nkeys: 23, variable: true,
-			mk: func() (*Store[string, int64], error) { return NewHashStore[string, int64](Sum[int64]()) }},
+		{name: "sum", comb: reduce.Sum[int64](), key: key, nkeys: 23, variable: true,
+			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.Sum[int64]()) }},
 		{name: "first", comb: first, key: key, nkeys: 23, variable: true,
-			mk: func() (*Store[string, int64], error) { return NewHashStore[string, int64](first) }},
-		{name: "all", comb: KeepAll[int64](), key: key, nkeys: 11, variable: true,
-			mk: func() (*Store[string, int64], error) { return NewHashStore[string, int64](KeepAll[int64]()) }},
+			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](first) }},
+		{name: "all", comb: reduce.KeepAll[int64](), key: key, nkeys: 11, variable: true,
+			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.KeepAll[int64]()) }},
 	}
 }
 
 func arrayCases() []collectCase[uint16] {
 	key := func(i int) uint16 { return uint16(i * 3) }
 	return []collectCase[uint16]{
-		{name: "array-sum", comb: Sum[int64](), key: key, nkeys: 30,
-			mk: func() (*Store[uint16, int64], error) { return NewArrayStore[uint16, int64](90, Sum[int64]()) }},
-		{name: "array-all", comb: KeepAll[int64](), key: key, nkeys: 30,
-			mk: func() (*Store[uint16, int64], error) { return NewArrayStore[uint16, int64](90, KeepAll[int64]()) }},
+		{name: "array-sum", comb: reduce.Sum[int64](), key: key, nkeys: 30,
+			mk: func() (*reduce.Store[uint16, int64], error) { return reduce.NewArrayStore[uint16, int64](90, reduce.Sum[int64]()) }},
+		{name: "array-all", comb: reduce.KeepAll[int64](), key: key, nkeys: 30,
+			mk: func() (*reduce.Store[uint16, int64], error) { return reduce.NewArrayStore[uint16, int64](90, reduce.KeepAll[int64]()) }},
 	}
 }
 
@@ -334,8 +336,8 @@ func TestCollect(t *testing.T) {
 	sc, ac := stringCases(), arrayCases()
 	for _, n := range []int{1, 2, 3, 5} {
 		for _, g := range gatherCfgs() {
-			for _, tr := range []Transfer{Collective, ElementByElement} {
-				o := Options{Gather: g.g, Transfer: tr, Merge: g.merge, Root: n / 2}
+			for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
+				o := reduce.Options{Gather: g.g, Transfer: tr, Merge: g.merge, Root: n / 2}
 				t.Run(fmt.Sprintf("n=%d/%v/merge=%v/%v", n, g.g, g.merge, tr), func(t *testing.T) {
 					rs := runCollect(t, sc, n, o)
 					for i, c := range sc {
@@ -358,20 +360,20 @@ func TestCollect(t *testing.T) {
 func TestCollectStreams(t *testing.T) {
 	key := func(i int) string { return fmt.Sprintf("key-%06d-%s", i, strings.Repeat("x", i%40)) }
 	cases := []collectCase[string]{
-		{name: "sum", comb: Sum[int64](), key: key, nkeys: 40000, variable: true, scale: 150,
-			mk: func() (*Store[string, int64], error) { return NewHashStore[string, int64](Sum[int64]()) }},
-		{name: "all", comb: KeepAll[int64](), key: key, nkeys: 40000, variable: true, scale: 60,
-			mk: func() (*Store[string, int64], error) { return NewHashStore[string, int64](KeepAll[int64]()) }},
+		{name: "sum", comb: reduce.Sum[int64](), key: key, nkeys: 40000, variable: true, scale: 150,
+			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.Sum[int64]()) }},
+		{name: "all", comb: reduce.KeepAll[int64](), key: key, nkeys: 40000, variable: true, scale: 60,
+			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.KeepAll[int64]()) }},
 	}
 	ikey := func(i int) uint16 { return uint16(i) }
 	icases := []collectCase[uint16]{
-		{name: "array-all", comb: KeepAll[int64](), key: ikey, nkeys: 60000, scale: 150,
-			mk: func() (*Store[uint16, int64], error) { return NewArrayStore[uint16, int64](60000, KeepAll[int64]()) }},
+		{name: "array-all", comb: reduce.KeepAll[int64](), key: ikey, nkeys: 60000, scale: 150,
+			mk: func() (*reduce.Store[uint16, int64], error) { return reduce.NewArrayStore[uint16, int64](60000, reduce.KeepAll[int64]()) }},
 	}
 	for _, n := range []int{1, 2, 3} {
-		for _, g := range []Gather{GatherAll, GatherRoot, GatherNone, GatherPartitioned} {
-			for _, tr := range []Transfer{Collective, ElementByElement} {
-				o := Options{Gather: g, Transfer: tr, Root: n / 2}
+		for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
+			for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
+				o := reduce.Options{Gather: g, Transfer: tr, Root: n / 2}
 				t.Run(fmt.Sprintf("n=%d/%v/%v", n, g, tr), func(t *testing.T) {
 					rs := runCollectSeg(t, cases, n, o, 128<<10)
 					for i, c := range cases {
@@ -394,8 +396,8 @@ func TestCollectStreams(t *testing.T) {
 // received totals disagree.
 func TestCollectElementwiseBytes(t *testing.T) {
 	sc := stringCases()[:1]
-	for _, g := range []Gather{GatherAll, GatherRoot, GatherPartitioned} {
-		o := Options{Gather: g, Transfer: ElementByElement}
+	for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherPartitioned} {
+		o := reduce.Options{Gather: g, Transfer: reduce.ElementByElement}
 		rs := runCollect(t, sc, 3, o)
 		var sent, recv int64
 		for _, rr := range rs[0] {
@@ -410,13 +412,13 @@ func TestCollectElementwiseBytes(t *testing.T) {
 
 func TestCollectBadRoot(t *testing.T) {
 	err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, SegmentBytes: 1 << 20}, func(ctx context.Context, r *pgas.Rank) error {
-		s, _ := NewHashStore[string, int64](Sum[int64]())
+		s, _ := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
 		defer func() {
 			if recover() == nil {
 				t.Errorf("rank %d: Collect with root 2 of 2 did not panic", r.ID())
 			}
 		}()
-		Collect(ctx, r, s, Options{Gather: GatherRoot, Root: 2})
+		Collect(ctx, r, s, reduce.Options{Gather: reduce.GatherRoot, Root: 2})
 		return nil
 	})
 	if err != nil {
@@ -427,18 +429,25 @@ func TestCollectBadRoot(t *testing.T) {
 // encodeFor builds a store of the case, fills it as rank r of n and
 // encodes its sorted run as a collective transfer would.
 func encodeFor[K cmp.Ordered](t *testing.T, c collectCase[K], r, n int) (*xfer[K, int64], buf) {
+	x, _, b := encodeRun(t, c, r, n)
+	return x, b
+}
+
+// encodeRun is encodeFor that also returns the run it encoded.
+func encodeRun[K cmp.Ordered](t *testing.T, c collectCase[K], r, n int) (*xfer[K, int64], reduce.Run[K, int64], buf) {
 	t.Helper()
 	s, err := c.mk()
 	if err != nil {
 		t.Fatal(err)
 	}
-	play(s, rankEmissions(c, r, n))
-	x := &xfer[K, int64]{s: s, st: &Stats{}}
-	return x, x.encode(s.sorted(), nil, 0)
+	pairtest.Play(s, rankEmissions(c, r, n))
+	x := newXfer(nil, s, &reduce.Stats{}, reduce.Collective)
+	e := s.Drain()
+	return x, e, x.encode(e)
 }
 
 // decodeSafely runs decode, turning a panic into a test failure.
-func decodeSafely[K cmp.Ordered](t *testing.T, x *xfer[K, int64], b []byte, src int, indexed bool) (e entries[K, int64], err error) {
+func decodeSafely[K cmp.Ordered](t *testing.T, x *xfer[K, int64], b []byte, src int, indexed bool) (e reduce.Run[K, int64], err error) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {
@@ -472,13 +481,12 @@ func TestDecodeRoundTrip(t *testing.T) {
 }
 
 func decodeRoundTrip[K cmp.Ordered](t *testing.T, c collectCase[K]) {
-	x, b := encodeFor(t, c, 0, 3)
-	want := x.s.sorted()
-	if b.n != int(records(oracleKVs(c, [][]emission[K, int64]{rankEmissions(c, 0, 3)}))) {
+	x, want, b := encodeRun(t, c, 0, 3)
+	if b.n != int(records(oracleKVs(c, [][]pairtest.Emission[K, int64]{rankEmissions(c, 0, 3)}))) {
 		t.Fatalf("buffer counts %d records", b.n)
 	}
-	same := func(e entries[K, int64]) bool {
-		return slices.Equal(e.keys, want.keys) && slices.Equal(e.vals, want.vals) && slices.Equal(e.tags, want.tags) && slices.Equal(e.off, want.off)
+	same := func(e reduce.Run[K, int64]) bool {
+		return slices.Equal(e.Keys, want.Keys) && slices.Equal(e.Vals, want.Vals) && slices.Equal(e.Tags, want.Tags) && slices.Equal(e.Off, want.Off)
 	}
 	e, err := decodeSafely(t, x, b.b, 0, true)
 	if err != nil || !same(e) {
@@ -496,9 +504,9 @@ func decodeRoundTrip[K cmp.Ordered](t *testing.T, c collectCase[K]) {
 	}
 	// An empty run.
 	x.s.Reset()
-	eb := x.encode(x.s.sorted(), nil, 0)
-	if e, err := decodeSafely(t, x, eb.b, 0, true); err != nil || len(e.keys) != 0 {
-		t.Fatalf("empty buffer: %v, %d keys", err, len(e.keys))
+	eb := x.encode(x.s.Drain())
+	if e, err := decodeSafely(t, x, eb.b, 0, true); err != nil || len(e.Keys) != 0 {
+		t.Fatalf("empty buffer: %v, %d keys", err, len(e.Keys))
 	}
 }
 
@@ -608,4 +616,12 @@ func TestDecodeIndexCountUnchecked(t *testing.T) {
 	c = binary.LittleEndian.AppendUint64(c, uint64(b.n+1))
 	_, err := decodeSafely(t, x, c, 1, true)
 	wantErr(t, err, "from rank 1")
+}
+
+func abbrev(v any) string {
+	s := fmt.Sprintf("%v", v)
+	if len(s) > 60 {
+		return fmt.Sprintf("%.60s...(%d chars)", s, len(s))
+	}
+	return s
 }

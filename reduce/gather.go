@@ -1,0 +1,96 @@
+package reduce
+
+import (
+	"fmt"
+	"time"
+)
+
+// Gather says which ranks reduce which pairs.
+type Gather int
+
+// The gather modes.
+const (
+	// GatherDefault is the zero value: the caller's default. mr and
+	// shuffle.Collect take it as GatherPartitioned (Resolve); each app has
+	// its own default.
+	GatherDefault Gather = iota
+	// GatherPartitioned sends each pair to rank xxhash(encoded key) mod N,
+	// through one all-to-all: each pair moves once and each rank reduces
+	// its own key range. The default for large key spaces.
+	GatherPartitioned
+	// GatherAll gives every rank every pair (AllgatherV): each computes the
+	// whole result.
+	GatherAll
+	// GatherRoot gives the root every pair (GatherV): only it reduces.
+	GatherRoot
+	// GatherNone keeps each rank's pairs where they are: each rank reduces
+	// its own.
+	GatherNone
+)
+
+// Resolve returns g, or GatherPartitioned for GatherDefault: the one
+// place the library's default gather is decided.
+func (g Gather) Resolve() Gather {
+	if g == GatherDefault {
+		return GatherPartitioned
+	}
+	return g
+}
+
+func (g Gather) String() string {
+	switch g {
+	case GatherDefault:
+		return "default"
+	case GatherPartitioned:
+		return "partitioned"
+	case GatherAll:
+		return "all"
+	case GatherRoot:
+		return "root"
+	case GatherNone:
+		return "none"
+	}
+	return fmt.Sprintf("Gather(%d)", int(g))
+}
+
+// Transfer says how pairs move.
+type Transfer int
+
+// The transfer modes.
+const (
+	// Collective moves each rank's pairs with one extended collective
+	// (AllgatherV, GatherV or ExchangeV on private buffers).
+	Collective Transfer = iota
+	// ElementByElement puts every pair separately into its destination's
+	// receive area: UPC-MR's no-collectives mode, kept as a baseline.
+	ElementByElement
+)
+
+func (t Transfer) String() string {
+	if t == ElementByElement {
+		return "element"
+	}
+	return "collective"
+}
+
+// Options configures the reduce stage's data movement (shuffle.Collect).
+type Options struct {
+	Gather   Gather
+	Root     int // for GatherRoot and Merge
+	Transfer Transfer
+	// Merge, with GatherNone or GatherPartitioned, gathers every rank's
+	// (combined) pairs to Root afterwards, merged in key order, so that the
+	// root can compute the whole result.
+	Merge bool
+}
+
+// Stats counts one rank's reduce-stage work.
+type Stats struct {
+	PairsEmitted  int64
+	PairsMoved    int64 // pairs this rank sent to other ranks
+	BytesSent     int64 // bytes of pairs this rank sent to other ranks
+	BytesReceived int64 // bytes of pairs other ranks sent to this rank
+	Combine       time.Duration
+	Exchange      time.Duration
+	Merge         time.Duration
+}
