@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/pgasmr/pgasmr/apps/internal/joberr"
+	"github.com/pgasmr/pgasmr/apps/internal/appjob"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
@@ -47,39 +47,41 @@ func (o Options) Validate() error {
 	if o.ChunkBytes < 0 {
 		err = fmt.Errorf("ChunkBytes = %d, want ≥ 0", o.ChunkBytes)
 	}
-	return joberr.Prefix("histogram", o.Options.Validate(Defaults()), err)
+	return o.job().Validate(err)
 }
+
+// job is o's job options with histogram's defaults.
+func (o Options) job() appjob.Job { return appjob.New("histogram", o.Options, Defaults()) }
 
 // Run is collective: every rank calls it with the same files and options.
 // It returns the histogram of all the files on o.Root and nil on the other
 // ranks. Errors name the file and the reason.
 func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result, error) {
-	if err := joberr.Prefix("histogram", o.Validate(), o.CheckRanks(r.N())); err != nil {
+	j := o.job()
+	if err := j.Check(r, o.Validate()); err != nil {
 		return nil, err
 	}
 	p, err := newPlan(ctx, files, o.ChunkBytes)
 	if err != nil {
 		return nil, err
 	}
-	in := newInput(p)
 	st, err := reduce.NewArrayStore[uint16, int64](768, reduce.Sum[int64]())
 	if err != nil {
 		return nil, err
 	}
 	rd := newReader(p)
 	defer rd.Close()
-	if o.Resolve(Defaults()).Map == mr.MapElement {
-		_, err = mr.ApplyMap(ctx, r, mr.Input[chunk](in), func(ctx context.Context, c chunk, emit func(uint16, int64)) error {
+	err = appjob.Map(ctx, r, j, mr.Input[chunk](newInput(p)),
+		func(ctx context.Context, c chunk, emit func(uint16, int64)) error {
 			return rd.each(ctx, c, func(px []byte) {
-				for j := 0; j+2 < len(px); j += 3 {
-					emit(512+uint16(px[j]), 1)
-					emit(256+uint16(px[j+1]), 1)
-					emit(uint16(px[j+2]), 1)
+				for i := 0; i+2 < len(px); i += 3 {
+					emit(512+uint16(px[i]), 1)
+					emit(256+uint16(px[i+1]), 1)
+					emit(uint16(px[i+2]), 1)
 				}
 			})
-		}, st, o.MapOptions()...)
-	} else {
-		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, s mr.Share[chunk], emit func(uint16, int64)) error {
+		},
+		func(ctx context.Context, s mr.Share[chunk], emit func(uint16, int64)) error {
 			c := new(counter)
 			for i := range s.Elements() {
 				ch, err := s.Input.At(ctx, i)
@@ -96,15 +98,14 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 				}
 			}
 			return nil
-		}, st, o.MapOptions()...)
-	}
+		}, st)
 	if err != nil {
-		return nil, joberr.Wrap("histogram", err)
+		return nil, err
 	}
 	if err := rd.Close(); err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
 	}
-	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, pr *reduce.Pairs[uint16, int64]) (*Result, error) {
+	res, err := appjob.Reduce(ctx, r, j, st, func(ctx context.Context, pr *reduce.Pairs[uint16, int64]) (*Result, error) {
 		var counts [768]int64
 		for i, k := range pr.Keys {
 			if k >= 768 {
@@ -115,17 +116,17 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 		res := &Result{Images: len(files), Pixels: p.pixels}
 		res.fromCounts(&counts)
 		return res, nil
-	}, o.ReduceOptions(Defaults())...)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if r.ID() != o.Root {
+	if !j.OnRoot(r) {
 		return nil, nil
 	}
-	if !res.OK || res.Value == nil {
+	if res == nil {
 		return nil, fmt.Errorf("histogram: rank %d: the root reduced nothing", r.ID())
 	}
-	return res.Value, nil
+	return res, nil
 }
 
 // Seq computes the histogram on one goroutine without pgasmr: the

@@ -1,15 +1,15 @@
 package histogram
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"strconv"
+
+	"github.com/pgasmr/pgasmr/apps/internal/table"
 )
 
 // Result is the histogram of all input images.
@@ -37,28 +37,21 @@ func (r *Result) fromCounts(c *[768]int64) {
 // header), "csv" (header value,red,green,blue) or "json". An empty format
 // means "text".
 func (r *Result) Write(w io.Writer, format string) error {
-	bw := bufio.NewWriter(w)
-	var err error
-	switch format {
-	case "", "text", "tsv", "csv":
-		rows := make([][]string, 256)
-		for v := range rows {
-			rows[v] = r.row(v)
-		}
-		cols := []table.Column{{Name: "value", Number: true}, {Name: "red", Number: true}, {Name: "green", Number: true}, {Name: "blue", Number: true}}
-		err = table.Write(bw, format, cols, rows)
-	case "json":
-		err = r.writeJSON(bw)
-	default:
-		return fmt.Errorf("histogram: unknown output format %q (want text, tsv, csv or json)", format)
-	}
-	if err != nil {
-		return fmt.Errorf("histogram: writing %s: %w", format, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("histogram: writing %s: %w", format, err)
-	}
-	return nil
+	return table.Output{
+		App:     "histogram",
+		Columns: []table.Column{{Name: "value", Number: true}, {Name: "red", Number: true}, {Name: "green", Number: true}, {Name: "blue", Number: true}},
+		Rows: func() [][]string {
+			rows := make([][]string, 256)
+			for v := range rows {
+				rows[v] = r.row(v)
+			}
+			return rows
+		},
+		JSON: r.writeJSON,
+		Unknown: func(format string) error {
+			return fmt.Errorf("histogram: unknown output format %q (want text, tsv, csv or json)", format)
+		},
+	}.Write(w, format)
 }
 
 func (r *Result) row(v int) []string {

@@ -1,12 +1,12 @@
 package linreg
 
 import (
-	"bufio"
 	"fmt"
-	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/pgasmr/pgasmr/apps/internal/table"
 )
 
 // Formats lists the output formats of Result.Write.
@@ -38,33 +38,43 @@ func (r *Result) sums() []string {
 // -1, 64); every line ends with LF.
 func (r *Result) Write(w io.Writer, format string) error {
 	names, vals := r.columns()
-	bw := bufio.NewWriter(w)
-	switch format {
-	case "", "text", "csv":
-		cols := make([]table.Column, len(names))
-		for i, n := range names {
-			cols[i] = table.Column{Name: n, Number: true}
-		}
-		if err := table.Write(bw, format, cols, [][]string{vals}); err != nil {
-			return fmt.Errorf("linreg: writing %s: %w", format, err)
-		}
-	case "tsv":
-		for i := range names {
-			bw.WriteString(names[i] + "\t" + vals[i] + "\n")
-		}
-	case "json":
-		r2 := vals[3]
-		if math.IsNaN(r.R2) {
-			r2 = "null"
-		}
-		s := r.sums()
-		fmt.Fprintf(bw, "{\n  \"app\": \"linreg\",\n  \"n\": %s,\n  \"slope\": %s,\n  \"intercept\": %s,\n  \"r2\": %s,\n", vals[0], vals[1], vals[2], r2)
-		fmt.Fprintf(bw, "  \"sums\": {\n    \"x\": %s,\n    \"y\": %s,\n    \"xx\": %s,\n    \"yy\": %s,\n    \"xy\": %s\n  }\n}\n", s[0], s[1], s[2], s[3], s[4])
-	default:
-		return fmt.Errorf("linreg: unknown output format %q (want text, tsv, csv or json)", format)
+	cols := make([]table.Column, len(names))
+	for i, n := range names {
+		cols[i] = table.Column{Name: n, Number: true}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("linreg: writing %s: %w", format, err)
+	return table.Output{
+		App:     "linreg",
+		Columns: cols,
+		Rows:    func() [][]string { return [][]string{vals} },
+		TSV:     r.writeTSV,
+		JSON:    r.writeJSON,
+		Unknown: func(format string) error {
+			return fmt.Errorf("linreg: unknown output format %q (want text, tsv, csv or json)", format)
+		},
+	}.Write(w, format)
+}
+
+// writeTSV writes one line name<TAB>value per column.
+func (r *Result) writeTSV(w io.Writer) error {
+	names, vals := r.columns()
+	for i := range names {
+		if _, err := io.WriteString(w, names[i]+"\t"+vals[i]+"\n"); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+func (r *Result) writeJSON(w io.Writer) error {
+	_, vals := r.columns()
+	r2 := vals[3]
+	if math.IsNaN(r.R2) {
+		r2 = "null"
+	}
+	s := r.sums()
+	if _, err := fmt.Fprintf(w, "{\n  \"app\": \"linreg\",\n  \"n\": %s,\n  \"slope\": %s,\n  \"intercept\": %s,\n  \"r2\": %s,\n", vals[0], vals[1], vals[2], r2); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "  \"sums\": {\n    \"x\": %s,\n    \"y\": %s,\n    \"xx\": %s,\n    \"yy\": %s,\n    \"xy\": %s\n  }\n}\n", s[0], s[1], s[2], s[3], s[4])
+	return err
 }

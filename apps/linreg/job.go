@@ -1,24 +1,26 @@
 package linreg
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
 	"sync"
 
-	"github.com/pgasmr/pgasmr/apps/internal/joberr"
+	"github.com/pgasmr/pgasmr/apps/internal/appjob"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
-// prepare validates the options and cuts the files into chunks.
+// prepare validates the options and cuts the files into chunks; it
+// reports the input's size to the context's mr.Progress.
 func prepare(ctx context.Context, files []string, o Options) (int, *chunks, error) {
 	if err := o.Validate(); err != nil {
 		return 0, nil, err
 	}
 	format, _ := parseFormat(o.Format)
-	in, err := inputChunks(files, format, o.chunkBytes())
+	in, err := inputChunks(files, format, cmp.Or(o.ChunkBytes, DefaultChunkBytes))
 	if err == nil {
 		mr.ProgressFrom(ctx).SetTotal(in.files, in.bytes)
 	}
@@ -41,29 +43,29 @@ func sumsCombiner() reduce.Combiner[Sums] {
 // per chunk for float input (key = chunk index); the element map emits one
 // pair per chunk. The reduce folds the pairs in key order.
 func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result, error) {
+	j := o.job()
 	format, in, err := prepare(ctx, files, o)
+	if err == nil {
+		err = j.Check(r, nil) // o is valid: only the root is left to check
+	}
 	if err != nil {
 		return nil, err
-	}
-	if err := o.CheckRanks(r.N()); err != nil {
-		return nil, joberr.Wrap("linreg", err)
 	}
 	st, err := reduce.NewHashStore[int64](sumsCombiner())
 	if err != nil {
 		return nil, fmt.Errorf("linreg: %w", err)
 	}
 	rd := newReader(format)
-	if o.Resolve(Defaults()).Map == mr.MapElement {
-		_, err = mr.ApplyMap(ctx, r, mr.Input[chunk](in), func(ctx context.Context, c chunk, emit func(int64, Sums)) error {
+	err = appjob.Map(ctx, r, j, mr.Input[chunk](in),
+		func(ctx context.Context, c chunk, emit func(int64, Sums)) error {
 			s, err := rd.sums(ctx, c)
 			if err != nil {
 				return err
 			}
 			emit(c.Index, s)
 			return nil
-		}, st, o.MapOptions()...)
-	} else {
-		_, err = mr.ApplyMapArray(ctx, r, mr.Input[chunk](in), func(ctx context.Context, s mr.Share[chunk], emit func(int64, Sums)) error {
+		},
+		func(ctx context.Context, s mr.Share[chunk], emit func(int64, Sums)) error {
 			var local Sums // int8: the rank's exact sums, folded once
 			some := false
 			for i := range s.Elements() {
@@ -89,25 +91,24 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 				emit(0, local)
 			}
 			return nil
-		}, st, o.MapOptions()...)
-	}
+		}, st)
 	if err != nil {
-		return nil, joberr.Wrap("linreg", err)
+		return nil, err
 	}
-	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[int64, Sums]) (Sums, error) {
+	sums, err := appjob.Reduce(ctx, r, j, st, func(ctx context.Context, p *reduce.Pairs[int64, Sums]) (*Sums, error) {
 		var acc Sums
 		for i := range p.Len() {
 			acc = acc.Add(p.Value(i))
 		}
-		return acc, nil
-	}, o.ReduceOptions(Defaults())...)
+		return &acc, nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("linreg: %w", err)
 	}
-	if !res.OK || r.ID() != o.Root {
+	if sums == nil || !j.OnRoot(r) {
 		return nil, nil
 	}
-	return fit(res.Value, format == fmtInt8)
+	return fit(*sums, format == fmtInt8)
 }
 
 // Seq is the sequential baseline: one goroutine reads the chunks in order

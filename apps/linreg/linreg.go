@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/big"
 
-	"github.com/pgasmr/pgasmr/apps/internal/joberr"
+	"github.com/pgasmr/pgasmr/apps/internal/appjob"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -62,8 +62,11 @@ func (o Options) Validate() error {
 	if o.ChunkBytes < 0 || o.ChunkBytes%16 != 0 {
 		errs = append(errs, fmt.Errorf("chunk size %d, want a positive multiple of 16 (or 0 for the default)", o.ChunkBytes))
 	}
-	return joberr.Prefix("linreg", o.Options.Validate(Defaults()), errors.Join(errs...))
+	return o.job().Validate(errs...)
 }
+
+// job is o's job options with linreg's defaults.
+func (o Options) job() appjob.Job { return appjob.New("linreg", o.Options, Defaults()) }
 
 func parseFormat(s string) (int, error) {
 	switch s {
@@ -77,14 +80,6 @@ func parseFormat(s string) (int, error) {
 	return 0, fmt.Errorf("linreg: unknown input format %q (want int8, f64 or csv)", s)
 }
 
-func (o Options) chunkBytes() int64 {
-	if o.ChunkBytes == 0 {
-		return DefaultChunkBytes
-	}
-	return o.ChunkBytes
-}
-
-// gather returns the gather mode Run uses.
 // Sums are the sufficient statistics of a set of points. Integer input
 // fills N and the int64 fields; float input fills N and the F fields.
 type Sums struct {

@@ -19,11 +19,7 @@ type Tasks struct {
 
 // NewTasks validates o and cuts files into tasks; it reads no data.
 func NewTasks(files []string, o Options) (*Tasks, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	format, _ := parseFormat(o.Format)
-	in, err := inputChunks(files, format, o.chunkBytes())
+	format, in, err := prepare(context.Background(), files, o) // no progress to report to
 	if err != nil {
 		return nil, err
 	}

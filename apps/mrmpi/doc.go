@@ -34,7 +34,8 @@
 //   - wordcount: one pair (word, 1) per occurrence, as in MR-MPI's
 //     wordfreq example, or with Options.TaskCombine one pair (word, n)
 //     per distinct word of a task; plus file statuses under keys that
-//     cannot be words (as in wordcount.Run).
+//     cannot be words (wordcount.Run gathers them as each rank's side
+//     result instead; MR-MPI has only its key/value pairs).
 //   - histogram: per task, one pair (channel value, count) per non-zero
 //     count of the task's pixels (a per-pixel map would emit three pairs
 //     per pixel).

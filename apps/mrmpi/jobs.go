@@ -195,7 +195,9 @@ func (j *linregJob) result() (Result, error) {
 func (j *linregJob) close() error { return nil }
 
 // wordcount: (word, 1) per occurrence, and file statuses under keys that
-// cannot be words (bytes below 0x20), as in wordcount.Run.
+// cannot be words (bytes below 0x20): MR-MPI has only key/value pairs to
+// carry them, where wordcount.Run gathers them as each rank's side
+// result (mr.GatherValues).
 
 const (
 	keyFiles      = "\x00files" // value: files read

@@ -1,13 +1,13 @@
 package spamcount
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	tabular "github.com/pgasmr/pgasmr/apps/internal/table"
 	"io"
 	"strconv"
 	"strings"
+
+	tabular "github.com/pgasmr/pgasmr/apps/internal/table"
 )
 
 // Formats lists the output formats of Write.
@@ -24,41 +24,39 @@ var Formats = []string{"text", "tsv", "csv", "json"}
 //     "occurrences":...,"messages":...},...]}, 2-space indent, trailing
 //     newline.
 func (r *Result) Write(w io.Writer, format string) error {
-	bw := bufio.NewWriter(w)
-	var err error
-	switch format {
-	case "", "text", "tsv", "csv":
-		rows := make([][]string, len(r.Words))
-		for i, wc := range r.Words {
-			rows[i] = []string{wc.Word, strconv.FormatInt(wc.Occurrences, 10), strconv.FormatInt(wc.Messages, 10)}
-		}
-		err = tabular.Write(bw, format, []tabular.Column{{Name: "word"}, {Name: "occurrences", Number: true}, {Name: "messages", Number: true}}, rows)
-	case "json":
-		type word struct {
-			Word        string `json:"word"`
-			Occurrences int64  `json:"occurrences"`
-			Messages    int64  `json:"messages"`
-		}
-		out := struct {
-			App      string `json:"app"`
-			Messages int64  `json:"messages"`
-			Words    []word `json:"words"`
-		}{App: "spamcount", Messages: r.Messages, Words: make([]word, len(r.Words))}
-		for i, wc := range r.Words {
-			out.Words[i] = word(wc)
-		}
-		enc := json.NewEncoder(bw)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(out)
-	default:
-		return fmt.Errorf("spamcount: unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+	return tabular.Output{
+		App:     "spamcount",
+		Columns: []tabular.Column{{Name: "word"}, {Name: "occurrences", Number: true}, {Name: "messages", Number: true}},
+		Rows: func() [][]string {
+			rows := make([][]string, len(r.Words))
+			for i, wc := range r.Words {
+				rows[i] = []string{wc.Word, strconv.FormatInt(wc.Occurrences, 10), strconv.FormatInt(wc.Messages, 10)}
+			}
+			return rows
+		},
+		JSON: r.writeJSON,
+		Unknown: func(format string) error {
+			return fmt.Errorf("spamcount: unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+		},
+	}.Write(w, format)
+}
+
+func (r *Result) writeJSON(w io.Writer) error {
+	type word struct {
+		Word        string `json:"word"`
+		Occurrences int64  `json:"occurrences"`
+		Messages    int64  `json:"messages"`
 	}
-	if err != nil {
-		return fmt.Errorf("spamcount: writing %s: %w", format, err)
+	out := struct {
+		App      string `json:"app"`
+		Messages int64  `json:"messages"`
+		Words    []word `json:"words"`
+	}{App: "spamcount", Messages: r.Messages, Words: make([]word, len(r.Words))}
+	for i, wc := range r.Words {
+		out.Words[i] = word(wc)
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("spamcount: writing %s: %w", format, err)
-	}
-	return nil
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out) // ends with a newline
 }

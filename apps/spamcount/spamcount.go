@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pgasmr/pgasmr/apps/internal/appjob"
 	"github.com/pgasmr/pgasmr/apps/internal/joberr"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -32,8 +33,11 @@ func Defaults() mr.Defaults {
 
 // Validate reports every problem with o.
 func (o Options) Validate() error {
-	return joberr.Prefix("spamcount", o.Options.Validate(Defaults()))
+	return o.job().Validate()
 }
+
+// job is o's job options with spamcount's defaults.
+func (o Options) job() appjob.Job { return appjob.New("spamcount", o.Options, Defaults()) }
 
 // WordCount is one listed word's counts.
 type WordCount struct {
@@ -159,7 +163,7 @@ func (t *table) result(words []string) *Result {
 
 // Seq is the sequential baseline: one goroutine, no pgasmr.
 func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
-	words, msgs, err := prepare(ctx, paths, o)
+	words, msgs, err := prepare(ctx, paths, o, nil, scanFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -177,47 +181,16 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 // from a shared counter and count into private tables, summed at the end;
 // standard library only.
 func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	words, err := loadWords(o)
-	if err != nil {
-		return nil, err
-	}
-	files, err := listFiles(ctx, paths)
+	words, msgs, err := prepare(ctx, paths, o, nil, scanParallel)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	procs := runtime.GOMAXPROCS(0)
-	// Scan blocks of the files in parallel.
-	parts := make([][]Message, max(1, min(procs, len(files))))
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := p*len(files)/len(parts), (p+1)*len(files)/len(parts)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ms, err := scanFiles(ctx, files[lo:hi])
-			if err != nil {
-				cancel(err)
-			}
-			parts[p] = ms
-		}()
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	var msgs []Message
-	for _, ms := range parts {
-		msgs = append(msgs, ms...)
-	}
-	progressTotal(ctx, msgs)
-	workers := max(1, min(procs, len(msgs)))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(msgs)))
 	tables := make([]*table, workers)
 	var next atomic.Int64
+	var wg sync.WaitGroup
 	for w := range workers {
 		tables[w] = newTable(len(words))
 		wg.Add(1)
@@ -250,16 +223,54 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 	return total.result(words), nil
 }
 
-// prepare validates o, loads the word list and lists the messages.
-func prepare(ctx context.Context, paths []string, o Options) ([]string, []Message, error) {
-	if err := o.Validate(); err != nil {
+// scanParallel lists the messages of files, in order, scanning
+// GOMAXPROCS blocks of the files in parallel: Goroutines' scan.
+func scanParallel(ctx context.Context, files []string) ([]Message, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	parts := make([][]Message, max(1, min(runtime.GOMAXPROCS(0), len(files))))
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(files)/len(parts), (p+1)*len(files)/len(parts)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ms, err := scanFiles(ctx, files[lo:hi])
+			if err != nil {
+				cancel(err)
+			}
+			parts[p] = ms
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	var msgs []Message
+	for _, ms := range parts {
+		msgs = append(msgs, ms...)
+	}
+	return msgs, nil
+}
+
+// prepare is the start of every mode: it validates o, with the caller's
+// further problem more (Run's root, reported with o's), loads the word
+// list, lists the files under paths and finds their messages with scan
+// (scanFiles, scanParallel or Run's shared scan), and reports the input's
+// size to the context's mr.Progress.
+func prepare(ctx context.Context, paths []string, o Options, more error, scan func(ctx context.Context, files []string) ([]Message, error)) ([]string, []Message, error) {
+	if err := joberr.Prefix("spamcount", o.Validate(), more); err != nil {
 		return nil, nil, err
 	}
 	words, err := loadWords(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs, err := Scan(ctx, paths)
+	files, err := listFiles(ctx, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, err := scan(ctx, files)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,42 +287,26 @@ func prepare(ctx context.Context, paths []string, o Options) ([]string, []Messag
 // emits one pair per listed word it contains into an array container of
 // len(words)+1 keys (the last counts messages), combined as emitted.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
-	if err := joberr.Prefix("spamcount", o.Validate(), o.CheckRanks(r.N())); err != nil {
-		return nil, err
-	}
-	words, err := loadWords(o)
+	j := o.job()
+	words, msgs, err := prepare(ctx, paths, o, o.CheckRanks(r.N()), func(ctx context.Context, files []string) ([]Message, error) {
+		return scanShared(ctx, r, files)
+	})
 	if err != nil {
 		return nil, err
 	}
-	files, err := listFiles(ctx, paths)
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := scanShared(ctx, r, files)
-	if err != nil {
-		return nil, err
-	}
-	progressTotal(ctx, msgs)
 	st, err := reduce.NewArrayStore[int32, counts](len(words)+1, reduce.Func("add2", add2, true))
 	if err != nil {
 		return nil, err
 	}
 	c := newCounter(words)
-	if _, err := mr.ApplyMap(ctx, r, mr.Input[Message](messages(msgs)), c.message, st, o.MapOptions()...); err != nil {
-		return nil, joberr.Wrap("spamcount", err)
+	if err := appjob.Map(ctx, r, j, mr.Input[Message](messages(msgs)), c.message, nil, st); err != nil {
+		return nil, err
 	}
-	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[int32, counts]) (*Result, error) {
+	return appjob.Reduce(ctx, r, j, st, func(ctx context.Context, p *reduce.Pairs[int32, counts]) (*Result, error) {
 		t := newTable(len(words))
 		for i, k := range p.Keys {
 			t.emit(k, p.Value(i))
 		}
 		return t.result(words), nil
-	}, o.ReduceOptions(Defaults())...)
-	if err != nil {
-		return nil, err
-	}
-	if !res.OK {
-		return nil, nil
-	}
-	return res.Value, nil
+	})
 }

@@ -1,13 +1,13 @@
 package wordcount
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/pgasmr/pgasmr/apps/internal/table"
 )
 
 // Formats are the output formats Write accepts ("" means text).
@@ -19,27 +19,21 @@ var Formats = []string{"text", "tsv", "csv", "json"}
 // 2-space indent, trailing newline). Skipped files are not written: the
 // caller reports them.
 func (r *Result) Write(w io.Writer, format string) error {
-	bw := bufio.NewWriter(w)
-	var err error
-	switch format {
-	case "", "text", "tsv", "csv":
-		rows := make([][]string, len(r.Words))
-		for i, wc := range r.Words {
-			rows[i] = []string{wc.Word, strconv.FormatInt(wc.Count, 10)}
-		}
-		err = table.Write(bw, format, []table.Column{{Name: "word"}, {Name: "count", Number: true}}, rows)
-	case "json":
-		err = r.writeJSON(bw)
-	default:
-		return fmt.Errorf("wordcount: unknown output format %q, want one of %s", format, strings.Join(Formats, ", "))
-	}
-	if err != nil {
-		return fmt.Errorf("wordcount: writing %s: %w", format, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("wordcount: writing %s: %w", format, err)
-	}
-	return nil
+	return table.Output{
+		App:     "wordcount",
+		Columns: []table.Column{{Name: "word"}, {Name: "count", Number: true}},
+		Rows: func() [][]string {
+			rows := make([][]string, len(r.Words))
+			for i, wc := range r.Words {
+				rows[i] = []string{wc.Word, strconv.FormatInt(wc.Count, 10)}
+			}
+			return rows
+		},
+		JSON: r.writeJSON,
+		Unknown: func(format string) error {
+			return fmt.Errorf("wordcount: unknown output format %q, want one of %s", format, strings.Join(Formats, ", "))
+		},
+	}.Write(w, format)
 }
 
 type jsonWord struct {

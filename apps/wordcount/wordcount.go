@@ -1,8 +1,8 @@
 package wordcount
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pgasmr/pgasmr/apps/internal/appjob"
 	"github.com/pgasmr/pgasmr/apps/internal/joberr"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -53,15 +54,11 @@ func (o Options) Validate() error {
 	if o.ChunkBytes < 0 {
 		errs = append(errs, fmt.Errorf("ChunkBytes %d, want >= 0", o.ChunkBytes))
 	}
-	return joberr.Prefix("wordcount", o.Options.Validate(Defaults()), errors.Join(errs...))
+	return o.job().Validate(errs...)
 }
 
-func (o Options) chunkBytes() int64 {
-	if o.ChunkBytes == 0 {
-		return DefaultChunkBytes
-	}
-	return o.ChunkBytes
-}
+// job is o's job options with wordcount's defaults.
+func (o Options) job() appjob.Job { return appjob.New("wordcount", o.Options, Defaults()) }
 
 // WordCount is one word of the result.
 type WordCount struct {
@@ -156,7 +153,7 @@ func prepare(ctx context.Context, paths []string, o Options) ([]chunk, []Skip, e
 		total += f.Size
 	}
 	mr.ProgressFrom(ctx).SetTotal(int64(len(files)), total)
-	return chunks(files, o.chunkBytes()), skipped, nil
+	return chunks(files, cmp.Or(o.ChunkBytes, DefaultChunkBytes)), skipped, nil
 }
 
 // Seq counts the words of paths on one goroutine, file by file: the
@@ -237,18 +234,18 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 // complete result is returned on o.Root (nil, nil elsewhere), or on every
 // rank under reduce.GatherAll.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
+	j := o.job()
 	cs, skipped, err := prepare(ctx, paths, o)
+	if err == nil {
+		err = j.Check(r, nil) // o is valid: only the root is left to check
+	}
 	if err != nil {
 		return nil, err
-	}
-	if err := o.CheckRanks(r.N()); err != nil {
-		return nil, joberr.Wrap("wordcount", err)
 	}
 	st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
 	if err != nil {
 		return nil, err
 	}
-	in := mr.Input[chunk](&chunkInput{cs})
 	rd := &reader{skip: o.SkipUnreadable}
 	// A rank counts its chunks in one table, emitted once after its last
 	// chunk; its files' statuses are its side result.
@@ -262,34 +259,30 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		mine.record(ch, st, reason)
 		return nil
 	}
-	opts := append(o.MapOptions(), mr.WithFinish(func(ctx context.Context, emit func(string, int64)) error {
-		for w, n := range c.All() {
-			emit(w, n)
-		}
-		return nil
-	}))
-	ro := o.Resolve(Defaults())
-	if ro.Map == mr.MapArray {
-		_, err = mr.ApplyMapArray(ctx, r, in, func(ctx context.Context, s mr.Share[chunk], emit func(string, int64)) error {
+	err = appjob.Map(ctx, r, j, mr.Input[chunk](&chunkInput{cs}),
+		func(ctx context.Context, ch chunk, emit func(string, int64)) error {
+			return count(ctx, ch)
+		},
+		func(ctx context.Context, s mr.Share[chunk], emit func(string, int64)) error {
 			for i := range s.Elements() {
 				if err := count(ctx, cs[i]); err != nil {
 					return err
 				}
 			}
 			return nil
-		}, st, opts...)
-	} else {
-		_, err = mr.ApplyMap(ctx, r, in, func(ctx context.Context, ch chunk, emit func(string, int64)) error {
-			return count(ctx, ch)
-		}, st, opts...)
-	}
+		}, st, mr.WithFinish(func(ctx context.Context, emit func(string, int64)) error {
+			for w, n := range c.All() {
+				emit(w, n)
+			}
+			return nil
+		}))
 	if err != nil {
-		return nil, joberr.Wrap("wordcount", err)
+		return nil, err
 	}
 	// The files' statuses go where the result is built: to Root, or to
 	// every rank under GatherAll.
 	var sides []files
-	if ro.Gather == reduce.GatherAll {
+	if j.Resolved().Gather == reduce.GatherAll {
 		sides, err = mr.AllGatherValues(ctx, r, mine)
 	} else {
 		sides, err = mr.GatherValues(ctx, r, mine, o.Root)
@@ -297,7 +290,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	if err != nil {
 		return nil, joberr.Wrap("wordcount", err)
 	}
-	res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (*Result, error) {
+	return appjob.Reduce(ctx, r, j, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (*Result, error) {
 		t := &tally{words: reduce.NewCountTable(), files: files{Unreadable: skipped}}
 		for _, s := range sides {
 			t.add(s)
@@ -306,12 +299,5 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 			t.words.AddN(k, p.Value(i))
 		}
 		return t.result(o.Top), nil
-	}, o.ReduceOptions(Defaults())...)
-	if err != nil {
-		return nil, err
-	}
-	if !res.OK {
-		return nil, nil
-	}
-	return res.Value, nil
+	})
 }

@@ -1,6 +1,7 @@
 // Package table writes the tabular output formats the applications share:
 // text (columns aligned with spaces under a header line), tsv (no header)
-// and csv (RFC 4180 with one header row). Each app writes its own json.
+// and csv (RFC 4180 with one header row). Each app writes its own json;
+// Output dispatches an app's Write to the table or to its json.
 //
 // Text alignment: number columns are right-aligned, others left-aligned;
 // widths count runes; columns are two spaces apart; no line has trailing
@@ -87,4 +88,47 @@ func writeText(w *bufio.Writer, header []string, right []bool, rows [][]string) 
 	for _, row := range rows {
 		line(row)
 	}
+}
+
+// Output is an app's result as its Write writes it: a table in text, tsv
+// and csv, the app's own json, and the app's wording of the errors.
+type Output struct {
+	// App names the write errors: "app: writing FORMAT: ...".
+	App string
+	// Columns and Rows are the table of text, tsv and csv; Rows is called
+	// only for those formats.
+	Columns []Column
+	Rows    func() [][]string
+	// TSV, if not nil, writes tsv instead of the table's rows.
+	TSV func(w io.Writer) error
+	// JSON writes json.
+	JSON func(w io.Writer) error
+	// Unknown returns the error for a format that is none of these,
+	// returned as it is, before anything is written.
+	Unknown func(format string) error
+}
+
+// Write writes o in format ("" is text) to w through one buffer.
+func (o Output) Write(w io.Writer, format string) error {
+	bw := bufio.NewWriter(w)
+	var err error
+	switch format {
+	case "", "text", "tsv", "csv":
+		if format == "tsv" && o.TSV != nil {
+			err = o.TSV(bw)
+		} else {
+			err = Write(bw, format, o.Columns, o.Rows())
+		}
+	case "json":
+		err = o.JSON(bw)
+	default:
+		return o.Unknown(format)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: writing %s: %w", o.App, format, err)
+	}
+	return nil
 }
