@@ -272,8 +272,8 @@ func TestGatherStats(t *testing.T) {
 			if js.Map <= 0 {
 				t.Errorf("%d ranks: rank %d map time %v", ranks, i, js.Map)
 			}
-			emitted += js.Pairs.PairsEmitted
-			moved += js.Pairs.PairsMoved
+			emitted += js.Reduce.PairsEmitted
+			moved += js.Reduce.PairsMoved
 			if ranks > 1 && js.Runtime.Messages() == 0 {
 				t.Errorf("%d ranks: rank %d counted no message", ranks, i)
 			}

@@ -21,17 +21,25 @@ type progressKey struct{}
 
 // JobStats accumulates one rank's figures over every ApplyMap,
 // ApplyMapArray and ApplyReduce called with a context from WithStats. It
-// belongs to one rank: give each rank its own.
+// belongs to one rank: give each rank its own. It composes the layers'
+// own stats: mr's map and user-reduce times, the reduce stage's
+// reduce.Stats (summed over ApplyReduce calls) and the runtime's
+// pgas.Stats.
 type JobStats struct {
-	Map      time.Duration // time in map calls
-	Combine  time.Duration // reduce stage: combining before the exchange
-	Exchange time.Duration // reduce stage: moving pairs
-	Reduce   time.Duration // merging received pairs and the user's reduce
-	Pairs    reduce.Stats  // pairs emitted and moved, bytes of pairs (the Duration fields are not used)
+	Map time.Duration // time in map calls
+	// Reduce is the reduce stage's figures: pairs emitted (as the maps
+	// counted them), pairs and bytes moved, and the combine, exchange and
+	// merge times.
+	Reduce reduce.Stats
+	User   time.Duration // time in the user's reduce functions
 	// Runtime is the rank's runtime counters (its traffic), set by
 	// GatherStats.
 	Runtime pgas.Stats
 }
+
+// ReduceTime is the time spent after the exchange: merging received pairs
+// and the user's reduce.
+func (s JobStats) ReduceTime() time.Duration { return s.Reduce.Merge + s.User }
 
 // GatherStats is collective: every rank passes the JobStats its mr calls
 // filled, and root gets every rank's, in rank order, each with the rank's
@@ -62,19 +70,18 @@ func (s *JobStats) addMap(ms MapStats) {
 		return
 	}
 	s.Map += ms.Time
-	s.Pairs.PairsEmitted += ms.Emitted
+	s.Reduce.PairsEmitted += ms.Emitted
 }
 
+// addReduce adds one ApplyReduce's figures; the pairs it found emitted
+// are the maps' (addMap), not counted again.
 func (s *JobStats) addReduce(st reduce.Stats, user time.Duration) {
 	if s == nil {
 		return
 	}
-	s.Combine += st.Combine
-	s.Exchange += st.Exchange
-	s.Reduce += st.Merge + user
-	s.Pairs.PairsMoved += st.PairsMoved
-	s.Pairs.BytesSent += st.BytesSent
-	s.Pairs.BytesReceived += st.BytesReceived
+	st.PairsEmitted = 0
+	s.Reduce.Add(st)
+	s.User += user
 }
 
 // Progress counts the input a job has consumed, for progress displays. It is

@@ -41,11 +41,11 @@ func TestJobStats(t *testing.T) {
 	}
 	var emitted, moved, sent, recv int64
 	for _, s := range stats {
-		emitted += s.Pairs.PairsEmitted
-		moved += s.Pairs.PairsMoved
-		sent += s.Pairs.BytesSent
-		recv += s.Pairs.BytesReceived
-		if s.Map <= 0 || s.Exchange <= 0 {
+		emitted += s.Reduce.PairsEmitted
+		moved += s.Reduce.PairsMoved
+		sent += s.Reduce.BytesSent
+		recv += s.Reduce.BytesReceived
+		if s.Map <= 0 || s.Reduce.Exchange <= 0 {
 			t.Errorf("phase times not recorded: %+v", s)
 		}
 	}

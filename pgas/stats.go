@@ -78,6 +78,24 @@ func (s Stats) BytesReceived() int64 { return s.Peers.BytesReceived() }
 // Messages is the number of transport messages this rank issued.
 func (s Stats) Messages() int64 { return s.Peers.Messages() }
 
+// Moved returns the bytes that left rank's memory for other ranks (its
+// puts and the others' gets from it) and the bytes that reached it (the
+// others' puts to it and its gets), from every rank's counters: all[i] is
+// rank i's Stats, as GatherStats-style collections give them. A rank's own
+// counters say only what it issued; what others did to its memory is in
+// theirs.
+func Moved(all []Stats, rank int) (sent, recv int64) {
+	sent, recv = all[rank].BytesSent(), all[rank].BytesReceived()
+	for j, o := range all {
+		if j == rank || rank >= len(o.Peers) {
+			continue
+		}
+		sent += o.Peers[rank].BytesReceived
+		recv += o.Peers[rank].BytesSent
+	}
+	return sent, recv
+}
+
 // Add adds o's counts into s; Peers are added element-wise. Rank is kept.
 func (s *Stats) Add(o Stats) {
 	for k := range s.Local {

@@ -94,3 +94,14 @@ type Stats struct {
 	Exchange      time.Duration
 	Merge         time.Duration
 }
+
+// Add adds o's counts and times into s.
+func (s *Stats) Add(o Stats) {
+	s.PairsEmitted += o.PairsEmitted
+	s.PairsMoved += o.PairsMoved
+	s.BytesSent += o.BytesSent
+	s.BytesReceived += o.BytesReceived
+	s.Combine += o.Combine
+	s.Exchange += o.Exchange
+	s.Merge += o.Merge
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/pgas"
 )
 
 // statsJSON is the --stats-format json shape.
@@ -43,7 +44,7 @@ type rankStatsJSON struct {
 }
 
 func phases(r mr.JobStats) phasesJSON {
-	return phasesJSON{Map: r.Map.Seconds(), Combine: r.Combine.Seconds(), Exchange: r.Exchange.Seconds(), Reduce: r.Reduce.Seconds()}
+	return phasesJSON{Map: r.Map.Seconds(), Combine: r.Reduce.Combine.Seconds(), Exchange: r.Reduce.Exchange.Seconds(), Reduce: r.ReduceTime().Seconds()}
 }
 
 // toJSON builds the JSON form of s. Bytes are the runtime's counted
@@ -56,32 +57,21 @@ func (s jobStats) toJSON() statsJSON {
 		out.RanksPerNode = s.Ranks
 	}
 	out.MemoryLimit, out.MemoryLimitBytes = memoryLimit()
+	runtime := make([]pgas.Stats, len(s.PerRank))
+	for i, r := range s.PerRank {
+		runtime[i] = r.Runtime
+	}
 	for i, r := range s.PerRank {
 		p := phases(r)
 		out.Phases.Map = max(out.Phases.Map, p.Map)
 		out.Phases.Combine = max(out.Phases.Combine, p.Combine)
 		out.Phases.Exchange = max(out.Phases.Exchange, p.Exchange)
 		out.Phases.Reduce = max(out.Phases.Reduce, p.Reduce)
-		sent, recv := traffic(s.PerRank, i)
-		out.PerRank[i] = rankStatsJSON{Rank: i, PairsEmitted: r.Pairs.PairsEmitted, PairsMoved: r.Pairs.PairsMoved,
+		sent, recv := pgas.Moved(runtime, i)
+		out.PerRank[i] = rankStatsJSON{Rank: i, PairsEmitted: r.Reduce.PairsEmitted, PairsMoved: r.Reduce.PairsMoved,
 			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p}
 	}
 	return out
-}
-
-// traffic returns the bytes that left rank i's memory for other ranks (its
-// puts and the others' gets from it) and the bytes that reached it (the
-// others' puts to it and its gets), from the runtime's per-peer counters.
-func traffic(per []mr.JobStats, i int) (sent, recv int64) {
-	sent, recv = per[i].Runtime.BytesSent(), per[i].Runtime.BytesReceived()
-	for j, o := range per {
-		if j == i || i >= len(o.Runtime.Peers) {
-			continue
-		}
-		sent += o.Runtime.Peers[i].BytesReceived
-		recv += o.Runtime.Peers[i].BytesSent
-	}
-	return sent, recv
 }
 
 // writeStats prints s as a table or as JSON.

@@ -311,11 +311,15 @@ func stringCases() []collectCase[string] {
 	first := reduce.Func("first", func(a, _ int64) int64 { return a }, false)
 	return []collectCase[string]{
 		{name: "sum", comb: reduce.Sum[int64](), key: key, nkeys: 23, variable: true,
-			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.Sum[int64]()) }},
+			mk: func() (*reduce.Store[string, int64], error) {
+				return reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+			}},
 		{name: "first", comb: first, key: key, nkeys: 23, variable: true,
 			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](first) }},
 		{name: "all", comb: reduce.KeepAll[int64](), key: key, nkeys: 11, variable: true,
-			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.KeepAll[int64]()) }},
+			mk: func() (*reduce.Store[string, int64], error) {
+				return reduce.NewHashStore[string, int64](reduce.KeepAll[int64]())
+			}},
 	}
 }
 
@@ -323,9 +327,13 @@ func arrayCases() []collectCase[uint16] {
 	key := func(i int) uint16 { return uint16(i * 3) }
 	return []collectCase[uint16]{
 		{name: "array-sum", comb: reduce.Sum[int64](), key: key, nkeys: 30,
-			mk: func() (*reduce.Store[uint16, int64], error) { return reduce.NewArrayStore[uint16, int64](90, reduce.Sum[int64]()) }},
+			mk: func() (*reduce.Store[uint16, int64], error) {
+				return reduce.NewArrayStore[uint16, int64](90, reduce.Sum[int64]())
+			}},
 		{name: "array-all", comb: reduce.KeepAll[int64](), key: key, nkeys: 30,
-			mk: func() (*reduce.Store[uint16, int64], error) { return reduce.NewArrayStore[uint16, int64](90, reduce.KeepAll[int64]()) }},
+			mk: func() (*reduce.Store[uint16, int64], error) {
+				return reduce.NewArrayStore[uint16, int64](90, reduce.KeepAll[int64]())
+			}},
 	}
 }
 
@@ -361,14 +369,20 @@ func TestCollectStreams(t *testing.T) {
 	key := func(i int) string { return fmt.Sprintf("key-%06d-%s", i, strings.Repeat("x", i%40)) }
 	cases := []collectCase[string]{
 		{name: "sum", comb: reduce.Sum[int64](), key: key, nkeys: 40000, variable: true, scale: 150,
-			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.Sum[int64]()) }},
+			mk: func() (*reduce.Store[string, int64], error) {
+				return reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+			}},
 		{name: "all", comb: reduce.KeepAll[int64](), key: key, nkeys: 40000, variable: true, scale: 60,
-			mk: func() (*reduce.Store[string, int64], error) { return reduce.NewHashStore[string, int64](reduce.KeepAll[int64]()) }},
+			mk: func() (*reduce.Store[string, int64], error) {
+				return reduce.NewHashStore[string, int64](reduce.KeepAll[int64]())
+			}},
 	}
 	ikey := func(i int) uint16 { return uint16(i) }
 	icases := []collectCase[uint16]{
 		{name: "array-all", comb: reduce.KeepAll[int64](), key: ikey, nkeys: 60000, scale: 150,
-			mk: func() (*reduce.Store[uint16, int64], error) { return reduce.NewArrayStore[uint16, int64](60000, reduce.KeepAll[int64]()) }},
+			mk: func() (*reduce.Store[uint16, int64], error) {
+				return reduce.NewArrayStore[uint16, int64](60000, reduce.KeepAll[int64]())
+			}},
 	}
 	for _, n := range []int{1, 2, 3} {
 		for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
