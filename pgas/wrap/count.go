@@ -154,7 +154,7 @@ func (c *Counting) Open(ctx context.Context, job transport.Job) ([]transport.End
 	c.cur.Store(cj)
 	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
-		ce := &countEndpoint{inner: transport.Extend(ep)}
+		ce := &countEndpoint{base: base{inner: transport.Extend(ep)}}
 		if r := ep.Rank(); hosted(r, len(cj.ranks)) {
 			ce.rc = &cj.ranks[r]
 		} else {
@@ -245,9 +245,8 @@ func (rc *rankCounters) snapshot() Counts {
 // endpoint is not embedded, so that a method added to transport.Endpoint
 // cannot slip past the wrapper uncounted.)
 type countEndpoint struct {
-	inner transport.Extended
-	rc    *rankCounters
-	nat   *countColl // nil if inner has no native collectives
+	base
+	rc *rankCounters
 }
 
 var _ transport.Extended = (*countEndpoint)(nil)
@@ -267,24 +266,6 @@ func (e *countEndpoint) msg(op Op, peer int, sent, received int) {
 	if received != 0 {
 		pc.received.Add(int64(received))
 	}
-}
-
-func (e *countEndpoint) Rank() int       { return e.inner.Rank() }
-func (e *countEndpoint) Size() int       { return e.inner.Size() }
-func (e *countEndpoint) Segment() []byte { return e.inner.Segment() }
-func (e *countEndpoint) Fail(err error)  { e.inner.Fail(err) }
-func (e *countEndpoint) Close() error    { return e.inner.Close() }
-
-// Failed is the inner endpoint's.
-func (e *countEndpoint) Failed() <-chan struct{} { return e.inner.Failed() }
-
-// Collectives returns the inner endpoint's native collectives, counted, or
-// nil if it has none.
-func (e *countEndpoint) Collectives() transport.Collectives {
-	if e.nat == nil {
-		return nil
-	}
-	return e.nat
 }
 
 func (e *countEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {

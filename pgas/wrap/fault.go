@@ -82,7 +82,7 @@ func (f *Faulty) Open(ctx context.Context, job transport.Job) ([]transport.Endpo
 	f.cur.Store(fj)
 	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
-		fe := &faultEndpoint{inner: transport.Extend(ep), f: f, j: fj, rank: ep.Rank()}
+		fe := &faultEndpoint{base: base{inner: transport.Extend(ep)}, f: f, j: fj, rank: ep.Rank()}
 		if hosted(fe.rank, len(fj.ops)) {
 			fe.ops = &fj.ops[fe.rank]
 		} else {
@@ -117,12 +117,11 @@ func (f *Faulty) Ops(rank int) int64 {
 
 // faultEndpoint numbers the calls of one rank and fails the chosen one.
 type faultEndpoint struct {
-	inner transport.Extended
-	f     *Faulty
-	j     *faultJob
-	rank  int
-	ops   *atomic.Int64
-	nat   *faultColl // nil if inner has no native collectives
+	base
+	f    *Faulty
+	j    *faultJob
+	rank int
+	ops  *atomic.Int64
 }
 
 var _ transport.Extended = (*faultEndpoint)(nil)
@@ -136,24 +135,6 @@ func (e *faultEndpoint) next(method string) error {
 	}
 	e.j.fired.Store(true)
 	return &InjectedError{Rank: e.rank, Op: i, Method: method}
-}
-
-func (e *faultEndpoint) Rank() int       { return e.inner.Rank() }
-func (e *faultEndpoint) Size() int       { return e.inner.Size() }
-func (e *faultEndpoint) Segment() []byte { return e.inner.Segment() }
-func (e *faultEndpoint) Fail(err error)  { e.inner.Fail(err) }
-func (e *faultEndpoint) Close() error    { return e.inner.Close() }
-
-// Failed is the inner endpoint's.
-func (e *faultEndpoint) Failed() <-chan struct{} { return e.inner.Failed() }
-
-// Collectives returns the inner endpoint's native collectives, each call
-// an operation that may be the one to fail, or nil if it has none.
-func (e *faultEndpoint) Collectives() transport.Collectives {
-	if e.nat == nil {
-		return nil
-	}
-	return e.nat
 }
 
 func (e *faultEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {

@@ -56,7 +56,7 @@ func (l *Latency) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 	}
 	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
-		le := &latencyEndpoint{inner: transport.Extend(ep), d: l.d}
+		le := &latencyEndpoint{base: base{inner: transport.Extend(ep)}, d: l.d}
 		if nat := le.inner.Collectives(); nat != nil {
 			le.nat = &latencyColl{e: le, inner: nat}
 		}
@@ -83,9 +83,8 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 
 // latencyEndpoint delays the calls of one rank.
 type latencyEndpoint struct {
-	inner transport.Extended
-	d     time.Duration
-	nat   *latencyColl // nil if inner has no native collectives
+	base
+	d time.Duration
 
 	mu      sync.Mutex
 	putDone time.Time // latest completion time of the puts issued
@@ -116,24 +115,6 @@ func (e *latencyEndpoint) after(ctx context.Context, err error) error {
 		return err
 	}
 	return sleepUntil(ctx, time.Now().Add(e.d))
-}
-
-func (e *latencyEndpoint) Rank() int       { return e.inner.Rank() }
-func (e *latencyEndpoint) Size() int       { return e.inner.Size() }
-func (e *latencyEndpoint) Segment() []byte { return e.inner.Segment() }
-func (e *latencyEndpoint) Fail(err error)  { e.inner.Fail(err) }
-func (e *latencyEndpoint) Close() error    { return e.inner.Close() }
-
-// Failed is the inner endpoint's.
-func (e *latencyEndpoint) Failed() <-chan struct{} { return e.inner.Failed() }
-
-// Collectives returns the inner endpoint's native collectives, delayed, or
-// nil if it has none.
-func (e *latencyEndpoint) Collectives() transport.Collectives {
-	if e.nat == nil {
-		return nil
-	}
-	return e.nat
 }
 
 func (e *latencyEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {

@@ -15,3 +15,26 @@ func mustInner(who string, inner transport.Transport) {
 // hosted reports whether rank is a valid index into per-rank state of a job
 // of n ranks.
 func hosted(rank, n int) bool { return rank >= 0 && rank < n }
+
+// base is what every wrapper's endpoint forwards unchanged to the inner
+// one: identity, segment, failure and close, and the native collectives,
+// which the wrapper sets (wrapped in its own behaviour) when the inner
+// endpoint has them. Embedding it keeps a wrapper from losing an
+// optional capability of what it wraps.
+type base struct {
+	inner transport.Extended
+	nat   transport.Collectives // nil if inner has no native collectives
+}
+
+func (b *base) Rank() int       { return b.inner.Rank() }
+func (b *base) Size() int       { return b.inner.Size() }
+func (b *base) Segment() []byte { return b.inner.Segment() }
+func (b *base) Fail(err error)  { b.inner.Fail(err) }
+func (b *base) Close() error    { return b.inner.Close() }
+
+// Failed is the inner endpoint's.
+func (b *base) Failed() <-chan struct{} { return b.inner.Failed() }
+
+// Collectives returns the inner endpoint's native collectives as the
+// wrapper wraps them, or nil if it has none.
+func (b *base) Collectives() transport.Collectives { return b.nat }
