@@ -282,8 +282,8 @@ type redOpts struct{ o reduce.Options }
 // ReduceOption configures ApplyReduce.
 type ReduceOption func(*redOpts)
 
-// Gather selects the gather mode (default, and for reduce.GatherDefault,
-// reduce.GatherPartitioned).
+// Gather selects the gather mode (default reduce.GatherDefault, which
+// reduce.Gather.Resolve takes as reduce.GatherPartitioned).
 func Gather(g reduce.Gather) ReduceOption { return func(o *redOpts) { o.o.Gather = g } }
 
 // Root sets the root rank of GatherRoot and Merge (default 0).

@@ -44,7 +44,8 @@ func (m MapMode) String() string {
 // how the reduce stage moves pairs and which rank gets the result. The
 // zero value is valid: every field then takes the job's default (see
 // Defaults and Resolve). Applications embed Options in their own options
-// type; mrrun parses them once, from its flags or from the String form.
+// type; mrrun parses them once, from its flags (Set) or from the String
+// form (ParseOptions).
 //
 // The String form is a list of modes joined by "+", one for each field that
 // differs from the zero value, in this order (what mrrun's --mode and mrrun
@@ -90,8 +91,8 @@ type Defaults struct {
 	// MapDefault it runs when Dist is Block. A job without one maps
 	// element by element only.
 	ArrayMap bool
-	// Gather replaces GatherDefault; GatherDefault here means
-	// GatherPartitioned.
+	// Gather replaces GatherDefault; GatherDefault here too is resolved
+	// by reduce.Gather.Resolve (to GatherPartitioned).
 	Gather reduce.Gather
 }
 
@@ -109,13 +110,14 @@ func (o Options) Resolve(d Defaults) Options {
 		}
 	}
 	if o.Gather == reduce.GatherDefault {
-		o.Gather = d.Gather
-		if o.Gather == reduce.GatherDefault {
-			o.Gather = reduce.GatherPartitioned
-		}
+		o.Gather = d.Gather.Resolve()
 	}
 	return o
 }
+
+// ErrNoArrayMap is the problem Validate reports, wrapped and naming the
+// field, with MapArray for a job that has no array map.
+var ErrNoArrayMap = errors.New("the job has only the element-by-element map")
 
 // Validate reports every problem with o for a job with defaults d, joined;
 // nil if there is none. Each names the field and the value.
@@ -126,7 +128,7 @@ func (o Options) Validate(d Defaults) error {
 	case MapDefault, MapElement:
 	case MapArray:
 		if !d.ArrayMap {
-			add("map array: the job has only the element-by-element map")
+			errs = append(errs, fmt.Errorf("map array: %w", ErrNoArrayMap))
 		}
 	default:
 		add("map mode %v: want default, element or array", o.Map)
@@ -220,89 +222,176 @@ func (o Options) String() string {
 var ModeNames = []string{"default", "array", "element", "cyclic", "balanced", "bestfit",
 	"no-collectives", "gather-all", "gather-root", "gather-none", "gather-partitioned"}
 
+// A Setting gives one field of Options by name, as a command-line flag
+// does: Field is the field's name in lower case (map, dist, threshold,
+// gather, root or transfer) and Value what the field's type prints
+// (array, cyclic, 1e+06, all, 2, element).
+type Setting struct{ Field, Value string }
+
+// A SettingError is a setting that Set refuses: a Value its Field does not
+// take (Want says what it takes), or a field given without the value of
+// another field that it applies to (Needs; Want is then empty). Callers
+// name the setting in their own words: a flag, a part of the String form.
+type SettingError struct {
+	Setting
+	Want  string
+	Needs Setting
+}
+
+func (e *SettingError) Error() string {
+	if e.Want == "" {
+		return fmt.Sprintf("%s applies to %s %s only", e.Field, e.Needs.Field, e.Needs.Value)
+	}
+	return fmt.Sprintf("%s %q: want %s", e.Field, e.Value, e.Want)
+}
+
+// Set sets the fields of o that settings give, in order (a later setting
+// of a field replaces an earlier one), and applies the rules that tie the
+// fields together, the same for mrrun's flags and for ParseOptions: a
+// distribution (block too) turns MapDefault into MapElement, since it
+// deals the elements of the element map, and a threshold applies to dist
+// bestfit only. It returns the first problem, a *SettingError (or an
+// error naming a Field that Options lacks), with o partly set; it does not
+// check a job's defaults (see Validate).
+func (o *Options) Set(settings ...Setting) error {
+	given := map[string]Setting{}
+	for _, s := range settings {
+		if err := o.set(s); err != nil {
+			return err
+		}
+		given[s.Field] = s
+	}
+	if _, ok := given["dist"]; ok && o.Map == MapDefault {
+		o.Map = MapElement
+	}
+	if t, ok := given["threshold"]; ok && o.Dist != distrib.BestFit {
+		return &SettingError{Setting: t, Needs: Setting{"dist", distrib.BestFit.String()}}
+	}
+	return nil
+}
+
+// set sets the one field s gives.
+func (o *Options) set(s Setting) error {
+	bad := func(want string) error { return &SettingError{Setting: s, Want: want} }
+	switch s.Field {
+	case "map":
+		switch s.Value {
+		case "element":
+			o.Map = MapElement
+		case "array":
+			o.Map = MapArray
+		default:
+			return bad("element or array")
+		}
+	case "dist":
+		k, err := distrib.ParseKind(s.Value)
+		if err != nil || k == distrib.Custom {
+			return bad("block, cyclic, balanced or bestfit")
+		}
+		o.Dist = k
+	case "threshold":
+		t, err := strconv.ParseFloat(s.Value, 64)
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+			return bad("a finite number >= 0")
+		}
+		o.Threshold = t
+	case "gather":
+		g, err := ParseGather(s.Value)
+		if err != nil {
+			return bad("all, root, none or partitioned")
+		}
+		o.Gather = g
+	case "root":
+		n, err := strconv.Atoi(s.Value)
+		if err != nil || n < 0 {
+			return bad("a rank >= 0")
+		}
+		o.Root = n
+	case "transfer":
+		switch s.Value {
+		case reduce.Collective.String():
+			o.Transfer = reduce.Collective
+		case reduce.ElementByElement.String():
+			o.Transfer = reduce.ElementByElement
+		default:
+			return bad("collective or element")
+		}
+	default:
+		return fmt.Errorf("mr: Options has no field %q (want map, dist, threshold, gather, root or transfer)", s.Field)
+	}
+	return nil
+}
+
 // ParseOptions parses the String form: parts joined by "+", in any order,
-// each at most once. A distribution part ("block" too) sets MapElement
-// unless "array" is given, as mrrun's --dist does. It rejects unknown
-// parts and contradictions (two distributions, a threshold without
-// bestfit) with an error
-// naming the part (and not the whole string: callers name their source,
-// "--modes cyclic+x: ..."); it does not check a job's defaults (see Validate).
-// ParseOptions(o.String()) resolves to what o resolves to for every valid
-// o.
+// each at most once. Each part but "default" is a Setting, applied by Set
+// with its rules: a distribution part ("block" too) sets MapElement unless
+// "array" is given, as mrrun's --dist does, and threshold= needs bestfit.
+// It rejects unknown parts, contradictions (two distributions) and what
+// Set refuses with an error naming the part (and not the whole string:
+// callers name their source, "--modes cyclic+x: ..."); it does not check
+// a job's defaults (see Validate). ParseOptions(o.String()) resolves to
+// what o resolves to for every valid o.
 func ParseOptions(s string) (Options, error) {
 	var o Options
 	if strings.TrimSpace(s) == "" {
 		return o, errors.New("no mode (want \"default\" or modes joined by +)")
 	}
-	seen := map[string]string{} // field → part that set it
-	set := func(field, part string) error {
-		if prev, ok := seen[field]; ok {
-			if prev == part {
-				return fmt.Errorf("%s given twice", part)
-			}
-			return fmt.Errorf("two %ss (%s and %s)", field, prev, part)
-		}
-		seen[field] = part
-		return nil
-	}
+	nouns := map[string]string{"map": "map mode", "dist": "distribution", "threshold": "threshold",
+		"gather": "gather mode", "root": "root", "transfer": "transfer mode"}
+	given := map[string]string{} // field → part that gave it
+	var settings []Setting
 	for _, part := range strings.Split(s, "+") {
-		name, val, hasVal := strings.Cut(part, "=")
-		var err error
-		switch {
-		case part == "default":
-		case part == "array" || part == "element":
-			if err = set("map mode", part); err == nil {
-				o.Map = MapArray
-				if part == "element" {
-					o.Map = MapElement
-				}
-			}
-		case part == "block" || part == "cyclic" || part == "balanced" || part == "bestfit":
-			if err = set("distribution", part); err == nil {
-				o.Dist, _ = distrib.ParseKind(part)
-			}
-		case strings.HasPrefix(part, "gather-"):
-			g, gerr := ParseGather(strings.TrimPrefix(part, "gather-"))
-			if gerr != nil {
-				return o, fmt.Errorf("unknown gather mode %q (want gather-all, gather-root, gather-none or gather-partitioned)", part)
-			}
-			if err = set("gather mode", part); err == nil {
-				o.Gather = g
-			}
-		case part == "no-collectives":
-			if err = set("transfer mode", part); err == nil {
-				o.Transfer = reduce.ElementByElement
-			}
-		case hasVal && name == "threshold":
-			t, perr := strconv.ParseFloat(val, 64)
-			if perr != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
-				return o, fmt.Errorf("%s: want a finite number >= 0", part)
-			}
-			if err = set("threshold", part); err == nil {
-				o.Threshold = t
-			}
-		case hasVal && name == "root":
-			n, perr := strconv.Atoi(val)
-			if perr != nil || n < 0 {
-				return o, fmt.Errorf("%s: want a rank >= 0", part)
-			}
-			if err = set("root", part); err == nil {
-				o.Root = n
-			}
-		default:
-			return o, fmt.Errorf("unknown mode %q (want %s, threshold=T or root=N, or several joined by +)", part, strings.Join(ModeNames, ", "))
+		if part == "default" {
+			continue
 		}
+		st, err := partSetting(part)
 		if err != nil {
 			return o, err
 		}
+		if prev, ok := given[st.Field]; ok {
+			if prev == part {
+				return o, fmt.Errorf("%s given twice", part)
+			}
+			return o, fmt.Errorf("two %ss (%s and %s)", nouns[st.Field], prev, part)
+		}
+		given[st.Field] = part
+		settings = append(settings, st)
 	}
-	if _, ok := seen["distribution"]; ok && o.Map == MapDefault {
-		o.Map = MapElement // a distribution asks for the element map, as mrrun's --dist does
-	}
-	if o.Threshold != 0 && o.Dist != distrib.BestFit {
-		return o, errors.New("threshold= applies to bestfit only")
+	if err := o.Set(settings...); err != nil {
+		var se *SettingError
+		switch {
+		case !errors.As(err, &se):
+			return o, err
+		case se.Want == "":
+			return o, fmt.Errorf("%s= applies to %s only", se.Field, se.Needs.Value)
+		default:
+			return o, fmt.Errorf("%s: want %s", given[se.Field], se.Want)
+		}
 	}
 	return o, nil
+}
+
+// partSetting returns the Setting that part, a part of the String form
+// other than "default", stands for.
+func partSetting(part string) (Setting, error) {
+	name, val, hasVal := strings.Cut(part, "=")
+	switch {
+	case part == "array" || part == "element":
+		return Setting{"map", part}, nil
+	case part == "block" || part == "cyclic" || part == "balanced" || part == "bestfit":
+		return Setting{"dist", part}, nil
+	case strings.HasPrefix(part, "gather-"):
+		g := strings.TrimPrefix(part, "gather-")
+		if _, err := ParseGather(g); err != nil {
+			return Setting{}, fmt.Errorf("unknown gather mode %q (want gather-all, gather-root, gather-none or gather-partitioned)", part)
+		}
+		return Setting{"gather", g}, nil
+	case part == "no-collectives":
+		return Setting{"transfer", reduce.ElementByElement.String()}, nil
+	case hasVal && (name == "threshold" || name == "root"):
+		return Setting{name, val}, nil
+	}
+	return Setting{}, fmt.Errorf("unknown mode %q (want %s, threshold=T or root=N, or several joined by +)", part, strings.Join(ModeNames, ", "))
 }
 
 // ParseGather parses a gather mode's name as reduce.Gather's String

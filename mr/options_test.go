@@ -1,6 +1,7 @@
 package mr
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -43,11 +44,63 @@ func TestParseOptions(t *testing.T) {
 		{"root=x", "root=x: want a rank >= 0"},
 		{"gather-some", `unknown gather mode "gather-some"`},
 		{"default+", `unknown mode ""`},
+		{"threshold=0", "threshold= applies to bestfit only"},
+		{"root=2+threshold=1e3+cyclic", "threshold= applies to bestfit only"},
+		{"threshold=", "threshold=: want a finite number >= 0"},
+		{"gather-all+gather-root", "two gather modes (gather-all and gather-root)"},
 	} {
 		_, err := ParseOptions(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("ParseOptions(%q) = %v; want an error containing %q", c.in, err, c.err)
 		}
+	}
+}
+
+// TestOptionsSet: settings by field name, as mrrun's flags give them, with
+// the rules ParseOptions applies too.
+func TestOptionsSet(t *testing.T) {
+	for _, c := range []struct {
+		in   []Setting
+		want Options
+	}{
+		{nil, Options{}},
+		{[]Setting{{"dist", "block"}}, Options{Map: MapElement}},
+		{[]Setting{{"dist", "cyclic"}, {"map", "array"}}, Options{Map: MapArray, Dist: distrib.Cyclic}},
+		{[]Setting{{"map", "array"}, {"dist", "cyclic"}}, Options{Map: MapArray, Dist: distrib.Cyclic}},
+		{[]Setting{{"threshold", "1e+06"}, {"dist", "bestfit"}}, Options{Map: MapElement, Dist: distrib.BestFit, Threshold: 1e6}},
+		{[]Setting{{"gather", "root"}, {"root", "3"}, {"transfer", "element"}}, Options{Gather: reduce.GatherRoot, Root: 3, Transfer: reduce.ElementByElement}},
+		{[]Setting{{"transfer", "element"}, {"transfer", "collective"}}, Options{}},
+	} {
+		var o Options
+		if err := o.Set(c.in...); err != nil || o != c.want {
+			t.Errorf("Set(%v) = %+v, %v; want %+v", c.in, o, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		in   []Setting
+		want SettingError
+	}{
+		{[]Setting{{"map", "tree"}}, SettingError{Setting: Setting{"map", "tree"}, Want: "element or array"}},
+		{[]Setting{{"dist", "custom"}}, SettingError{Setting: Setting{"dist", "custom"}, Want: "block, cyclic, balanced or bestfit"}},
+		{[]Setting{{"threshold", "-1"}}, SettingError{Setting: Setting{"threshold", "-1"}, Want: "a finite number >= 0"}},
+		{[]Setting{{"threshold", "Inf"}, {"dist", "bestfit"}}, SettingError{Setting: Setting{"threshold", "Inf"}, Want: "a finite number >= 0"}},
+		{[]Setting{{"gather", "most"}}, SettingError{Setting: Setting{"gather", "most"}, Want: "all, root, none or partitioned"}},
+		{[]Setting{{"root", "-1"}}, SettingError{Setting: Setting{"root", "-1"}, Want: "a rank >= 0"}},
+		{[]Setting{{"transfer", "pigeon"}}, SettingError{Setting: Setting{"transfer", "pigeon"}, Want: "collective or element"}},
+		{[]Setting{{"threshold", "0"}, {"dist", "cyclic"}}, SettingError{Setting: Setting{"threshold", "0"}, Needs: Setting{"dist", "bestfit"}}},
+	} {
+		var o Options
+		err := o.Set(c.in...)
+		var se *SettingError
+		if !errors.As(err, &se) || *se != c.want {
+			t.Errorf("Set(%v) = %v; want %+v", c.in, err, c.want)
+		}
+	}
+	if err := new(Options).Set(Setting{"threshold", "0"}); err == nil || err.Error() != "threshold applies to dist bestfit only" {
+		t.Errorf("Set(threshold) = %v", err)
+	}
+	if err := new(Options).Set(Setting{"colour", "red"}); err == nil || !strings.Contains(err.Error(), `no field "colour"`) {
+		t.Errorf("Set(colour) = %v", err)
 	}
 }
 
@@ -136,11 +189,14 @@ func TestOptionsValidate(t *testing.T) {
 		d    Defaults
 		want string
 	}{
-		{Options{Map: MapArray}, Defaults{}, "only the element-by-element map"},
+		{Options{Map: MapArray}, Defaults{}, "map array: the job has only the element-by-element map"},
 	} {
 		if err := c.o.Validate(c.d); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v.Validate(%+v) = %v; want %q", c.o, c.d, err, c.want)
 		}
+	}
+	if err := (Options{Map: MapArray, Root: -1}).Validate(Defaults{}); !errors.Is(err, ErrNoArrayMap) {
+		t.Errorf("Validate = %v; want it to wrap ErrNoArrayMap", err)
 	}
 	if err := (Options{Root: 2}).CheckRanks(2); err == nil || err.Error() != "root 2 is not a rank (ranks are 0 to 1)" {
 		t.Errorf("CheckRanks = %v", err)

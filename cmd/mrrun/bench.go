@@ -22,7 +22,6 @@ import (
 	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
-	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/internal/bench"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
@@ -95,24 +94,25 @@ func (f *benchFlags) define(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
-// benchMode is one parsed --modes entry: job options in their String
-// form (mr.Options) as the user wrote them.
+// benchMode is one parsed --modes entry: job options (mr.Options) and
+// their String form, which names the mode in the results whatever the
+// order of the parts the user wrote.
 type benchMode struct {
 	name string
 	opts mr.Options
 }
 
-// parseBenchMode parses one --modes entry. As in mrrun's run flags, the
-// array map does not take a distribution.
-func parseBenchMode(name string) (benchMode, error) {
-	o, err := mr.ParseOptions(name)
+// parseBenchMode parses one --modes entry, with the checks of mrrun's
+// --mode (checkArrayMap).
+func parseBenchMode(entry string) (benchMode, error) {
+	o, err := mr.ParseOptions(entry)
+	if err == nil {
+		err = checkArrayMap(o)
+	}
 	if err != nil {
-		return benchMode{}, usagef("--modes %s: %v", name, err)
+		return benchMode{}, usagef("--modes %s: %v", entry, err)
 	}
-	if o.Map == mr.MapArray && o.Dist != distrib.Block {
-		return benchMode{}, usagef("--modes %s: the array map gives each rank a contiguous share; it does not combine with element, cyclic, balanced or bestfit", name)
-	}
-	return benchMode{name: name, opts: o}, nil
+	return benchMode{name: o.String(), opts: o}, nil
 }
 
 // jobOpts returns the job options of mode m for app a, resolved with the
@@ -188,15 +188,16 @@ func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
 	if len(f.modes) == 0 {
 		return p, usagef("--modes: no mode given (want %s)", strings.Join(mr.ModeNames, ", "))
 	}
-	for _, name := range f.modes {
-		m, err := parseBenchMode(strings.TrimSpace(name))
+	for _, entry := range f.modes {
+		entry = strings.TrimSpace(entry)
+		m, err := parseBenchMode(entry)
 		if err != nil {
 			return p, err
 		}
 		if !slices.ContainsFunc(p.apps, func(a *app) bool { _, ok := m.jobOpts(a); return ok }) {
-			return p, usagef("--modes %s: none of the apps has the array map", m.name)
+			return p, usagef("--modes %s: none of the apps has the array map", entry)
 		}
-		if !slices.ContainsFunc(p.modes, func(o benchMode) bool { return o.name == m.name }) {
+		if !slices.ContainsFunc(p.modes, func(o benchMode) bool { return o.name == m.name }) { // the same options, in any order
 			p.modes = append(p.modes, m)
 		}
 	}
@@ -338,7 +339,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if p.plotFmt != "" {
-		if err := writeFileAtomic(f.plot, func(w io.Writer) error { return bench.WritePlot(w, p.plotFmt, results) }); err != nil {
+		if err := writeFileAtomic(ctx, f.plot, func(w io.Writer) error { return bench.WritePlot(w, p.plotFmt, results) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", f.plot, err)
 		}
 	}

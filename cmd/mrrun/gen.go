@@ -232,7 +232,7 @@ func generateFile(ctx context.Context, out string, gen func(w io.Writer) error) 
 		return 0, err
 	}
 	var n int64
-	err := writeFileAtomic(out, func(w io.Writer) error {
+	err := writeFileAtomic(ctx, out, func(w io.Writer) error {
 		cw := &ctxWriter{ctx: ctx, w: w}
 		err := gen(cw)
 		n = cw.n

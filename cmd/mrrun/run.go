@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,9 @@ type jobSpec struct {
 	ranksPerNode int
 	baseline     string // "", "seq" or "goroutines"
 	opts         jobOpts
+	// rankHook, if not nil, runs on every rank before its job (see
+	// stallHook).
+	rankHook func()
 }
 
 // observers collects what a job reports while it runs; any field may be
@@ -55,10 +59,19 @@ type jobStats struct {
 // transports lists the transports this build has.
 var transports = []string{"inproc", "shm", "mpi"}
 
-// rankStallHook, when set (only in a binary built with the tag
-// mrrun_stallhook, for the interrupt tests), runs on every rank before its
-// job: it stands for a read that no context can cancel.
-var rankStallHook func()
+// buildHooks has as methods the hooks that test builds of mrrun add, each
+// in a file with a build tag of its own; an ordinary build has none.
+type buildHooks struct{}
+
+// stallHook returns the rank hook of a binary built with the tag
+// mrrun_stallhook (stallhook.go), for the interrupt tests: it stands for a
+// read that no context can cancel. Other builds get nil.
+func stallHook() func() {
+	if h, ok := any(buildHooks{}).(interface{ stallRank() }); ok {
+		return h.stallRank
+	}
+	return nil
+}
 
 // runJob runs spec and returns the result: in this process for inproc and
 // the baselines, or this process's rank when a launcher started it as one
@@ -125,8 +138,8 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		if obs.stats != nil {
 			ctx = mr.WithStats(ctx, &js)
 		}
-		if rankStallHook != nil {
-			rankStallHook()
+		if spec.rankHook != nil {
+			spec.rankHook()
 		}
 		out, err := a.run(ctx, r, spec.inputs, spec.opts)
 		if err != nil {
@@ -213,7 +226,8 @@ Flags:
 
 // spec checks the flags against the app and builds the job.
 func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, error) {
-	s := jobSpec{app: a, inputs: inputs, transport: f.transport, ranks: f.np, ranksPerNode: f.ranksPerNode, baseline: f.baseline}
+	s := jobSpec{app: a, inputs: inputs, transport: f.transport, ranks: f.np, ranksPerNode: f.ranksPerNode, baseline: f.baseline,
+		rankHook: stallHook()}
 	for name := range appFlags {
 		if fs.Changed(name) && !a.hasFlag(name) {
 			return s, usagef("--%s does not apply to %s (%s)", name, a.name, appFlags[name])
@@ -250,7 +264,11 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, usagef("--compress applies to --baseline mrmpi only (MR-MPI's local combining)")
 	}
 	if f.baseline != "" {
-		for _, name := range append([]string{"np", "mode"}, append(optionFlags, "transport", "ranks-per-node")...) {
+		names := []string{"np", "mode"}
+		for _, of := range optionFlags {
+			names = append(names, of.flag)
+		}
+		for _, name := range append(names, "transport", "ranks-per-node") {
 			if fs.Changed(name) {
 				return s, usagef("--%s has no effect with --baseline %s", name, f.baseline)
 			}
@@ -284,72 +302,96 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	return s, nil
 }
 
-// optionFlags are the run flags that set the job options one by one.
-var optionFlags = []string{"dist", "threshold", "map", "gather", "root", "no-collectives"}
+// optionFlags are the run flags that set the job options one by one, and
+// the field of mr.Options each sets (mr.Setting).
+var optionFlags = []struct{ flag, field string }{
+	{"dist", "dist"}, {"threshold", "threshold"}, {"map", "map"},
+	{"gather", "gather"}, {"root", "root"}, {"no-collectives", "transfer"},
+}
 
-// jobOptions returns the job options the flags set for app a: from --mode,
-// or from the flags of optionFlags, where a distribution implies the
-// element map. The options are checked against the app, unresolved.
+// jobOptions returns the job options the flags set for app a: from --mode
+// (mr.ParseOptions), or from the flags of optionFlags (mr.Options.Set,
+// with the same rules). The options are checked against the app,
+// unresolved.
 func (f *runFlags) jobOptions(fs *pflag.FlagSet, a *app) (mr.Options, error) {
 	var o mr.Options
 	if fs.Changed("mode") {
-		for _, name := range optionFlags {
-			if fs.Changed(name) {
-				return o, usagef("--%s with --mode: --mode sets every job option (drop one of them)", name)
+		for _, of := range optionFlags {
+			if fs.Changed(of.flag) {
+				return o, usagef("--%s with --mode: --mode sets every job option (drop one of them)", of.flag)
 			}
 		}
 		o, err := mr.ParseOptions(f.mode)
+		if err == nil {
+			err = checkArrayMap(o)
+		}
 		if err != nil {
 			return o, usagef("--mode %s: %v", f.mode, err)
-		}
-		if o.Map == mr.MapArray && o.Dist != distrib.Block {
-			return o, usagef("--mode %s: the array map gives each rank a contiguous share; it does not combine with %v", f.mode, o.Dist)
 		}
 		if err := o.Validate(a.defaults); err != nil {
 			return o, usagef("--mode %s: %s: %v", f.mode, a.name, err)
 		}
 		return o, nil
 	}
-	var err error
-	if o.Dist, err = distrib.ParseKind(f.dist); err != nil || o.Dist == distrib.Custom {
-		return o, usagef("--dist %q: want block, cyclic, balanced or bestfit", f.dist)
-	}
-	if f.threshold < 0 {
-		return o, usagef("--threshold %v: must not be negative", f.threshold)
-	}
-	if fs.Changed("threshold") && o.Dist != distrib.BestFit {
-		return o, usagef("--threshold applies to --dist bestfit only")
-	}
-	o.Threshold = f.threshold
-	switch f.mapMode {
-	case "":
-		// The app's fast path, unless a distribution asks for the element map.
-		if fs.Changed("dist") {
-			o.Map = mr.MapElement
+	var settings []mr.Setting
+	for _, of := range optionFlags {
+		fl := fs.Lookup(of.flag)
+		v := fl.Value.String()
+		if !fl.Changed || v == "" && fl.DefValue == "" { // --map "" or --gather "": the app's default
+			continue
 		}
-	case "element":
-		o.Map = mr.MapElement
-	case "array":
-		if !a.defaults.ArrayMap {
-			return o, usagef("--map array: %s has only the element-by-element map", a.name)
+		if of.flag == "no-collectives" {
+			v = reduce.Collective.String()
+			if f.noCollectives {
+				v = reduce.ElementByElement.String()
+			}
 		}
-		if fs.Changed("dist") {
-			return o, usagef("--dist %s needs the element map: the array map gives each rank a contiguous share (drop --map array or --dist)", f.dist)
-		}
-		o.Map = mr.MapArray
-	default:
-		return o, usagef("--map %q: want element or array", f.mapMode)
+		settings = append(settings, mr.Setting{Field: of.field, Value: v})
 	}
-	if f.gather != "" {
-		if o.Gather, err = mr.ParseGather(f.gather); err != nil {
-			return o, usagef("--gather %q: want all, root, none or partitioned", f.gather)
+	if err := o.Set(settings...); err != nil {
+		var se *mr.SettingError
+		if !errors.As(err, &se) {
+			return o, err
+		}
+		name := optionFlag(se.Field)
+		switch {
+		case se.Want == "":
+			return o, usagef("--%s applies to --%s %s only", name, optionFlag(se.Needs.Field), se.Needs.Value)
+		case fs.Lookup(name).Value.Type() == "string":
+			return o, usagef("--%s %q: want %s", name, se.Value, se.Want)
+		default:
+			return o, usagef("--%s %s: want %s", name, se.Value, se.Want)
 		}
 	}
-	o.Root = f.root
-	if f.noCollectives {
-		o.Transfer = reduce.ElementByElement
+	if err := o.Validate(a.defaults); errors.Is(err, mr.ErrNoArrayMap) {
+		return o, usagef("--map array: %s has only the element-by-element map", a.name)
+	} else if err != nil {
+		return o, usagef("%s: %v", a.name, err)
+	}
+	if checkArrayMap(o) != nil {
+		return o, usagef("--dist %s needs the element map: the array map gives each rank a contiguous share (drop --map array or --dist)", f.dist)
 	}
 	return o, nil
+}
+
+// optionFlag returns the run flag that sets the field of mr.Options.
+func optionFlag(field string) string {
+	for _, of := range optionFlags {
+		if of.field == field {
+			return of.flag
+		}
+	}
+	return field
+}
+
+// checkArrayMap refuses the array map with a distribution other than
+// block, for mrrun run and bench alike: mrrun's array map is the apps'
+// fast path over contiguous shares.
+func checkArrayMap(o mr.Options) error {
+	if o.Map == mr.MapArray && o.Dist != distrib.Block {
+		return fmt.Errorf("the array map gives each rank a contiguous share; it does not combine with %v", o.Dist)
+	}
+	return nil
 }
 
 // cmdRun is mrrun [flags] APP INPUT...
@@ -424,7 +466,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	switch {
 	case launcher == "" && showBar:
 		stop = startProgress(stderr, obs.progress, a.unit)
-		defer atForcedExit(stop)() // clears the bar before "mrrun: interrupted"
+		defer atForcedExit(ctx, stop)() // clears the bar before "mrrun: interrupted"
 	case launcher != "" && os.Getenv(envReportProgress) != "":
 		stop = reportProgress(stderr, obs.progress)
 	}
@@ -439,7 +481,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if f.memprofile != "" {
-		if err := writeFileAtomic(f.memprofile, func(w io.Writer) error {
+		if err := writeFileAtomic(ctx, f.memprofile, func(w io.Writer) error {
 			runtime.GC()
 			return pprof.WriteHeapProfile(w)
 		}); err != nil {
@@ -458,7 +500,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	if f.png != "" {
-		if err := writeFileAtomic(f.png, func(w io.Writer) error { return a.png(ctx, w, inputs, spec.opts, res) }); err != nil {
+		if err := writeFileAtomic(ctx, f.png, func(w io.Writer) error { return a.png(ctx, w, inputs, spec.opts, res) }); err != nil {
 			return fmt.Errorf("--png %s: %w", f.png, err)
 		}
 	}
@@ -468,7 +510,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.output == "" {
 		return res.Write(stdout, f.outputFormat)
 	}
-	if err := writeFileAtomic(f.output, func(w io.Writer) error { return res.Write(w, f.outputFormat) }); err != nil {
+	if err := writeFileAtomic(ctx, f.output, func(w io.Writer) error { return res.Write(w, f.outputFormat) }); err != nil {
 		return fmt.Errorf("-o %s: %w", f.output, err)
 	}
 	return nil
@@ -476,8 +518,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed over path only when write succeeded, so an
-// interrupted or failed write never leaves a file that looks complete.
-func writeFileAtomic(path string, write func(w io.Writer) error) error {
+// interrupted or failed write never leaves a file that looks complete
+// (and a forced exit of ctx's command removes it).
+func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -486,7 +529,7 @@ func writeFileAtomic(path string, write func(w io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	defer atForcedExit(func() { os.Remove(tmp.Name()) })() // an interrupted write that never returns
+	defer atForcedExit(ctx, func() { os.Remove(tmp.Name()) })() // an interrupted write that never returns
 	ok := false
 	defer func() {
 		if !ok {

@@ -63,13 +63,15 @@ func forcedExitFor(args []string) forcedExit {
 // runWithDeadline runs fn and returns its exit status. The first value on
 // sig cancels fn's context; if fn has not returned fe.Grace later, or when
 // a second value comes (unless fe.Rank), runWithDeadline runs the
-// functions registered with atForcedExit (removing temporary output
-// files), writes "mrrun: interrupted" to stderr (unless fe.Rank) and
-// returns 130 without waiting for fn, whose goroutine is left behind: the
-// caller exits.
+// functions fn registered with atForcedExit on its context (removing
+// temporary output files), writes "mrrun: interrupted" to stderr (unless
+// fe.Rank) and returns 130 without waiting for fn, whose goroutine is left
+// behind: the caller exits.
 func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, stderr io.Writer, fn func(ctx context.Context) int) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	fx := new(forcedExits)
+	ctx = context.WithValue(ctx, forcedExitsKey{}, fx)
 	done := make(chan int, 1)
 	go func() { done <- fn(ctx) }()
 	interrupted := false
@@ -90,21 +92,21 @@ func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, s
 				continue
 			}
 			if fe.Grace > 0 && !fe.Rank {
-				return forceExit(stderr, fe.Rank)
+				return forceExit(fx, stderr, fe.Rank)
 			}
 		case <-expired:
-			return forceExit(stderr, fe.Rank)
+			return forceExit(fx, stderr, fe.Rank)
 		}
 	}
 }
 
-// forceExit runs the forced-exit functions and writes the line, for at
-// most forcedExitBound, and returns 130.
-func forceExit(stderr io.Writer, rank bool) int {
+// forceExit runs the forced-exit functions of fx and writes the line, for
+// at most forcedExitBound, and returns 130.
+func forceExit(fx *forcedExits, stderr io.Writer, rank bool) int {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		runForcedExit()
+		fx.run()
 		if !rank {
 			line := fmt.Sprintf("mrrun: %v\n", errInterrupted)
 			if isTerminal(stderr) {
@@ -120,60 +122,66 @@ func forceExit(stderr io.Writer, rank bool) int {
 	return 130
 }
 
-// forcedExitFuncs are the functions a forced exit runs, by registration
-// number; once it has run them, closed is set and a function registered
-// later runs at once (its file may have been created after the forced
-// exit began).
-var forcedExitFuncs struct {
+// forcedExits are the functions a forced exit of one run (runWithDeadline)
+// runs, by registration number; once it has run them, closed is set and a
+// function registered later runs at once (its file may have been created
+// after the forced exit began).
+type forcedExits struct {
 	sync.Mutex
 	next   int
 	fns    map[int]func()
 	closed bool
 }
 
+// forcedExitsKey is the context key of a run's forcedExits.
+type forcedExitsKey struct{}
+
 // atForcedExit registers fn to run if mrrun exits without waiting for the
-// command (runWithDeadline); the returned function unregisters it. fn
-// must be quick and safe to call concurrently with the command's
-// goroutines: removing a temporary file, stopping a progress bar.
+// command that ctx belongs to (runWithDeadline); the returned function
+// unregisters it. A ctx of no such command (a test calling a command
+// itself) registers nothing. fn must be quick and safe to call
+// concurrently with the command's goroutines: removing a temporary file,
+// stopping a progress bar.
 //
 //	tmp, err := os.CreateTemp(dir, pattern)
 //	...
-//	defer atForcedExit(func() { os.Remove(tmp.Name()) })()
-func atForcedExit(fn func()) (unregister func()) {
-	r := &forcedExitFuncs
-	r.Lock()
-	if r.closed {
-		r.Unlock()
+//	defer atForcedExit(ctx, func() { os.Remove(tmp.Name()) })()
+func atForcedExit(ctx context.Context, fn func()) (unregister func()) {
+	fx, _ := ctx.Value(forcedExitsKey{}).(*forcedExits)
+	if fx == nil {
+		return func() {}
+	}
+	fx.Lock()
+	if fx.closed {
+		fx.Unlock()
 		fn()
 		return func() {}
 	}
-	if r.fns == nil {
-		r.fns = map[int]func(){}
+	if fx.fns == nil {
+		fx.fns = map[int]func(){}
 	}
-	id := r.next
-	r.next++
-	r.fns[id] = fn
-	r.Unlock()
+	id := fx.next
+	fx.next++
+	fx.fns[id] = fn
+	fx.Unlock()
 	return func() {
-		r.Lock()
-		delete(r.fns, id)
-		r.Unlock()
+		fx.Lock()
+		delete(fx.fns, id)
+		fx.Unlock()
 	}
 }
 
-// runForcedExit runs the registered functions, the latest first, and
-// closes the registry.
-func runForcedExit() {
-	r := &forcedExitFuncs
-	r.Lock()
-	r.closed = true
-	ids := make([]int, 0, len(r.fns))
-	for id := range r.fns {
+// run runs the registered functions, the latest first, and closes fx.
+func (fx *forcedExits) run() {
+	fx.Lock()
+	fx.closed = true
+	ids := make([]int, 0, len(fx.fns))
+	for id := range fx.fns {
 		ids = append(ids, id)
 	}
-	fns := r.fns
-	r.fns = nil
-	r.Unlock()
+	fns := fx.fns
+	fx.fns = nil
+	fx.Unlock()
 	slices.Sort(ids)
 	for _, id := range slices.Backward(ids) {
 		fns[id]()

@@ -20,19 +20,6 @@ import (
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
 
-// resetForcedExit empties the forced-exit registry now and after the
-// test: a forced exit closes it, which the process's exit normally ends.
-func resetForcedExit(t *testing.T) {
-	reset := func() {
-		r := &forcedExitFuncs
-		r.Lock()
-		r.fns, r.closed = nil, false
-		r.Unlock()
-	}
-	reset()
-	t.Cleanup(reset)
-}
-
 // lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -83,7 +70,6 @@ func stalledRead(t *testing.T) (read func() error, release func()) {
 func TestRunWithDeadline(t *testing.T) {
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(s.String(), func(t *testing.T) {
-			resetForcedExit(t)
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out.tsv")
 			read, release := stalledRead(t)
@@ -95,7 +81,7 @@ func TestRunWithDeadline(t *testing.T) {
 			go func() {
 				res <- runWithDeadline(context.Background(), sig, forcedExit{Grace: interruptGrace}, &stderr, func(ctx context.Context) int {
 					defer close(fnDone)
-					err := writeFileAtomic(out, func(w io.Writer) error {
+					err := writeFileAtomic(ctx, out, func(w io.Writer) error {
 						close(stalled)
 						return read()
 					})
@@ -138,13 +124,12 @@ func TestRunWithDeadline(t *testing.T) {
 	// A run that stops in time exits as it says, once; the forced-exit
 	// functions do not run.
 	t.Run("stops", func(t *testing.T) {
-		resetForcedExit(t)
 		ran := false
-		defer atForcedExit(func() { ran = true })()
 		var stderr lockedBuffer
 		sig := make(chan os.Signal, 2)
 		sig <- syscall.SIGINT
 		code := runWithDeadline(context.Background(), sig, forcedExit{Grace: interruptGrace}, &stderr, func(ctx context.Context) int {
+			defer atForcedExit(ctx, func() { ran = true })()
 			<-ctx.Done()
 			time.Sleep(100 * time.Millisecond) // some cleaning up
 			return report(ctx, &stderr, ctx.Err())
@@ -166,7 +151,6 @@ func TestRunWithDeadline(t *testing.T) {
 		{"rank", forcedExit{Grace: rankInterruptGrace, Rank: true}, rankInterruptGrace, rankInterruptGrace + 500*time.Millisecond, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			resetForcedExit(t)
 			read, release := stalledRead(t)
 			fnDone := make(chan struct{})
 			var stderr lockedBuffer
@@ -190,7 +174,6 @@ func TestRunWithDeadline(t *testing.T) {
 	// Without a grace (gen, bench, exec), mrrun waits for the command
 	// whatever the signals.
 	t.Run("no grace", func(t *testing.T) {
-		resetForcedExit(t)
 		sig := make(chan os.Signal, 2)
 		sig <- syscall.SIGINT
 		sig <- syscall.SIGTERM
