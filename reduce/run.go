@@ -48,47 +48,118 @@ type val[V any] struct {
 
 // Merge merges runs given in rank order into one sorted run, combining
 // (with the store's combiner) or grouping (by tag) the values of equal
-// keys. The runs must come from stores of the same kind as s.
+// keys; equal keys of different runs combine in run order. The runs must
+// come from stores of the same kind as s. It is a k-way merge over a heap
+// of the runs' heads: O(n log k) for n keys in k runs.
 func (s *Store[K, V]) Merge(runs []Run[K, V]) Run[K, V] {
 	if len(runs) == 1 {
 		return runs[0]
 	}
 	all := s.comb.KeepsAll()
-	type ref struct{ run, i int }
-	var refs []ref
+	m := merger[K, V]{runs: runs, cmp: s.cmp, pos: make([]int, len(runs))}
+	n, nv := 0, 0
 	for ri, e := range runs {
-		for i := range e.Keys {
-			refs = append(refs, ref{ri, i})
+		n += len(e.Keys)
+		nv += len(e.Vals)
+		if len(e.Keys) > 0 {
+			m.heap = append(m.heap, ri)
 		}
 	}
-	key := func(r ref) K { return runs[r.run].Keys[r.i] }
-	slices.SortStableFunc(refs, func(a, b ref) int { return s.cmp(key(a), key(b)) })
-	var out Run[K, V]
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	out := Run[K, V]{Keys: make([]K, 0, n), Vals: make([]V, 0, nv)}
 	if all {
 		out.Off = []int{0}
+		out.Tags = make([]Tag, 0, nv)
 	}
 	var group []val[V]
-	for j := 0; j < len(refs); {
-		k := key(refs[j])
+	for len(m.heap) > 0 {
+		ri := m.heap[0]
+		i := m.pos[ri]
+		k := runs[ri].Keys[i]
 		out.Keys = append(out.Keys, k)
 		if !all {
-			acc := runs[refs[j].run].Vals[refs[j].i]
-			for j++; j < len(refs) && s.cmp(key(refs[j]), k) == 0; j++ {
-				acc = s.comb.f(acc, runs[refs[j].run].Vals[refs[j].i])
+			acc := runs[ri].Vals[i]
+			m.advance()
+			for len(m.heap) > 0 {
+				rj := m.heap[0]
+				j := m.pos[rj]
+				if s.cmp(runs[rj].Keys[j], k) != 0 {
+					break
+				}
+				acc = s.comb.f(acc, runs[rj].Vals[j])
+				m.advance()
 			}
 			out.Vals = append(out.Vals, acc)
 			continue
 		}
 		group = group[:0]
-		for ; j < len(refs) && s.cmp(key(refs[j]), k) == 0; j++ {
-			e := runs[refs[j].run]
-			for v := e.Off[refs[j].i]; v < e.Off[refs[j].i+1]; v++ {
+		for len(m.heap) > 0 {
+			rj := m.heap[0]
+			j := m.pos[rj]
+			if rj != ri && s.cmp(runs[rj].Keys[j], k) != 0 {
+				break
+			}
+			e := runs[rj]
+			for v := e.Off[j]; v < e.Off[j+1]; v++ {
 				group = append(group, val[V]{e.Vals[v], e.Tags[v]})
 			}
+			m.advance()
+			ri = -1 // later runs must match k
 		}
 		out.appendGroup(group)
 	}
 	return out
+}
+
+// merger is a min-heap of the runs that have keys left, ordered by their
+// next key and then by run index.
+type merger[K, V any] struct {
+	runs []Run[K, V]
+	cmp  func(a, b K) int
+	pos  []int // next key of each run
+	heap []int // run indices
+}
+
+func (m *merger[K, V]) less(a, b int) bool {
+	if c := m.cmp(m.runs[a].Keys[m.pos[a]], m.runs[b].Keys[m.pos[b]]); c != 0 {
+		return c < 0
+	}
+	return a < b
+}
+
+// advance moves the top run past its key and restores the heap.
+func (m *merger[K, V]) advance() {
+	ri := m.heap[0]
+	m.pos[ri]++
+	if m.pos[ri] == len(m.runs[ri].Keys) {
+		last := len(m.heap) - 1
+		m.heap[0] = m.heap[last]
+		m.heap = m.heap[:last]
+	}
+	if len(m.heap) > 0 {
+		m.down(0)
+	}
+}
+
+func (m *merger[K, V]) down(i int) {
+	h := m.heap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		c := l
+		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
+			c = r
+		}
+		if !m.less(h[c], h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // appendGroup appends one key's kept values, sorted by tag, and closes the

@@ -497,3 +497,87 @@ func TestArrayFastPathIgnoresFuncNamedSum(t *testing.T) {
 		t.Fatalf("Func(\"sum\", max) of 5 and 7 gave %d", e.Vals[0])
 	}
 }
+
+// TestMergeOracle: Merge of k drained stores equals the oracle over all
+// their emissions in run order, for a combiner that is associative but
+// not commutative (string concatenation: any reordering across or within
+// runs shows) and for KeepAll, at every k from 0 to 64.
+func TestMergeOracle(t *testing.T) {
+	concat := Func("concat", func(a, b string) string { return a + b }, false)
+	for _, k := range []int{0, 1, 2, 3, 5, 8, 64} {
+		rng := rand.New(rand.NewPCG(uint64(k), 11))
+		var runs, allRuns []Run[string, string]
+		var ems, allEms []emission[string, string]
+		var s, sa *Store[string, string]
+		for r := range k {
+			var err error
+			if s, err = NewHashStore[string, string](concat); err != nil {
+				t.Fatal(err)
+			}
+			if sa, err = NewHashStore[string, string](KeepAll[string]()); err != nil {
+				t.Fatal(err)
+			}
+			n := rng.IntN(300)
+			if r == 1 {
+				n = 0 // an empty run among the others
+			}
+			mine := randomEmissions(rng, n, 1+rng.IntN(90), strKey, func(r *rand.Rand) string { return fmt.Sprint(r.IntN(10)) })
+			tagged := slices.Clone(mine)
+			for i := range tagged { // disjoint, increasing input indices per run
+				tagged[i].Idx += int64(r) << 20
+			}
+			pairtest.Play(s, mine)
+			pairtest.Play(sa, tagged)
+			ems = append(ems, mine...)
+			allEms = append(allEms, tagged...)
+			runs = append(runs, s.Drain())
+			allRuns = append(allRuns, sa.Drain())
+		}
+		if s == nil {
+			s, _ = NewHashStore[string, string](concat)
+			sa, _ = NewHashStore[string, string](KeepAll[string]())
+		}
+		got := s.Merge(runs)
+		wk, wv := pairtest.Combined(ems, func(a, b string) string { return a + b }, strings.Compare)
+		if !slices.Equal(got.Keys, wk) || !slices.Equal(got.Vals, wv) || got.Off != nil {
+			t.Fatalf("k=%d: combined merge differs from the oracle:\n got %v %v\nwant %v %v", k, got.Keys, got.Vals, wk, wv)
+		}
+		gotAll := sa.Merge(allRuns)
+		ak, av := pairtest.All(allEms, strings.Compare)
+		if !slices.Equal(gotAll.Keys, ak) || len(gotAll.Off) != len(ak)+1 || len(gotAll.Tags) != len(gotAll.Vals) {
+			t.Fatalf("k=%d: keep-all merge has keys %v (offsets %d, tags %d), want %v", k, gotAll.Keys, len(gotAll.Off), len(gotAll.Tags), ak)
+		}
+		p := gotAll.Pairs()
+		for i := range ak {
+			if !slices.Equal(p.Values(i), av[i]) {
+				t.Fatalf("k=%d: key %q: values %v, want %v", k, ak[i], p.Values(i), av[i])
+			}
+		}
+	}
+}
+
+// BenchmarkMerge merges the runs of k ranks that each emitted 50,000
+// words of a 50,000-word vocabulary (about 31,600 distinct each:
+// wordcount's shape at -np k, where every rank sees most of the words).
+func BenchmarkMerge(b *testing.B) {
+	for _, k := range []int{2, 64} {
+		b.Run(fmt.Sprintf("runs=%d", k), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var s *Store[string, int64]
+			runs := make([]Run[string, int64], k)
+			pairs := 0
+			for r := range runs {
+				s, _ = NewHashStore[string, int64](Sum[int64]())
+				for range 50000 {
+					s.Emit(fmt.Sprintf("w%05d", rng.IntN(50000)), 1)
+				}
+				runs[r] = s.Drain()
+				pairs += len(runs[r].Keys)
+			}
+			b.ReportMetric(float64(pairs), "pairs")
+			for b.Loop() {
+				s.Merge(runs)
+			}
+		})
+	}
+}
