@@ -154,3 +154,25 @@ func BenchmarkGatherPlan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBarrierOversubscribed times one barrier of an in-process job
+// with far more ranks than cores, the runtime's (world) and that of the
+// team of every rank, which the collectives use. Waiting ranks must block
+// or back off, not spin, so that a barrier of 1,024 goroutine ranks on 2
+// cores costs microseconds to milliseconds (issue 18).
+func BenchmarkBarrierOversubscribed(b *testing.B) {
+	for _, ranks := range []int{2, 64, 256, 1024} {
+		cfg := pgas.Config{Ranks: ranks, SegmentBytes: pgas.MinSegmentBytes + 64<<10}
+		b.Run(fmt.Sprintf("world/ranks=%d", ranks), func(b *testing.B) {
+			runBench(b, cfg, func(ctx context.Context, r *pgas.Rank) (func() error, error) {
+				return func() error { return r.Barrier(ctx) }, nil
+			})
+		})
+		b.Run(fmt.Sprintf("team/ranks=%d", ranks), func(b *testing.B) {
+			runBench(b, cfg, func(ctx context.Context, r *pgas.Rank) (func() error, error) {
+				t := r.World()
+				return func() error { return t.Barrier(ctx) }, nil
+			})
+		})
+	}
+}
