@@ -519,8 +519,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed over path only when write succeeded, so an
 // interrupted or failed write never leaves a file that looks complete
-// (and a forced exit of ctx's command removes it).
+// (and a forced exit of ctx's command removes it). A symbolic link is
+// followed: the file it names is replaced, the link kept. A device or a
+// named pipe is written directly: it cannot be replaced atomically and
+// must not be replaced at all.
 func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		return writeFileDirect(path, write) // a device or a named pipe: never replace it
+	}
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target // replace the file a link names, not the link
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -551,6 +563,21 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 	}
 	ok = true
 	return nil
+}
+
+// writeFileDirect writes to path, an existing device or named pipe
+// (mrrun -o /dev/null, -o /dev/stdout, a FIFO a reader waits on), which
+// cannot be replaced atomically and must not be replaced at all.
+func writeFileDirect(path string, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // isTerminal says whether w is a terminal.

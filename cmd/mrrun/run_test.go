@@ -360,6 +360,51 @@ func TestUnreadable(t *testing.T) {
 
 // TestOutputFile checks -o and --output-format: the file gets the result
 // and no temporary file is left.
+// TestOutputNotReplaced: -o naming a named pipe writes into it (a device
+// such as /dev/null is the same case) instead of renaming a regular file
+// over it, which had turned /dev/null into a file; -o naming a symbolic
+// link replaces the file the link names and keeps the link.
+func TestOutputNotReplaced(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // blocks until mrrun opens the pipe
+		got <- b
+	}()
+	want := mrrun(t, "-np", "2", "-q", "wordcount", testInput(t, "wordcount")).want(t, 0).stdout
+	mrrun(t, "-np", "2", "-q", "-o", fifo, "wordcount", testInput(t, "wordcount")).want(t, 0)
+	select {
+	case b := <-got:
+		if string(b) != want {
+			t.Errorf("read %d bytes from the pipe, want the %d of stdout", len(b), len(want))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("nothing came through the pipe")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("-o %s: the pipe is now %v (%v)", fifo, fi.Mode(), err)
+	}
+	target := filepath.Join(dir, "target.txt")
+	link := filepath.Join(dir, "link")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	mrrun(t, "-np", "2", "-q", "-o", link, "wordcount", testInput(t, "wordcount")).want(t, 0)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("-o %s: the link is now %v (%v)", link, fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != want {
+		t.Errorf("the link's target holds %d bytes, want the %d of stdout", len(b), len(want))
+	}
+}
+
 func TestOutputFile(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.json")
