@@ -37,11 +37,11 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	case reduce.GatherNone:
 		runs = []reduce.Run[K, V]{local}
 	case reduce.GatherAll:
-		runs, err = x.allgather(ctx, x.encode(local))
+		runs, err = x.allgather(ctx, local)
 	case reduce.GatherRoot:
-		runs, err = x.gather(ctx, x.encode(local), o.Root)
+		runs, err = x.gather(ctx, local, o.Root)
 	case reduce.GatherPartitioned:
-		runs, err = x.exchange(ctx, x.partition(local))
+		runs, err = x.exchange(ctx, local)
 	default:
 		panic(fmt.Sprintf("reduce: unknown gather mode %d", o.Gather))
 	}
@@ -57,7 +57,7 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	st.Merge = time.Since(t0)
 	if o.Merge && (o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned) {
 		t0 = time.Now()
-		runs, err := x.gather(ctx, x.encode(merged), o.Root)
+		runs, err := x.gather(ctx, merged, o.Root)
 		st.Exchange += time.Since(t0)
 		if err != nil {
 			return nil, false, st, err
@@ -101,34 +101,55 @@ func (x *xfer[K, V]) variable() bool { return x.kc.Fixed() == 0 || x.vc.Fixed() 
 
 // encode encodes all of e into one buffer.
 func (x *xfer[K, V]) encode(e reduce.Run[K, V]) buf {
-	out := x.encodeTo(e, 1, nil)
+	out, _ := x.encodeTo(e, 1, nil, -1)
 	return out[0]
 }
 
 // partition splits a run by destination rank, xxhash of the encoded key
-// mod N, encoding every key once.
-func (x *xfer[K, V]) partition(e reduce.Run[K, V]) []buf {
+// mod N, encoding every key once. With own, the pairs that stay on this
+// rank are not encoded: they come back as a run, and their buffer is
+// empty (no index either).
+func (x *xfer[K, V]) partition(e reduce.Run[K, V], own bool) ([]buf, reduce.Run[K, V]) {
 	n := uint64(x.r.N())
-	return x.encodeTo(e, x.r.N(), func(key []byte) int { return int(xxhash.Sum64(key) % n) })
+	self := -1
+	if own {
+		self = x.r.ID()
+	}
+	return x.encodeTo(e, x.r.N(), func(key []byte) int { return int(xxhash.Sum64(key) % n) }, self)
 }
 
 // encodeTo encodes e's records into n buffers in one pass: each key is
 // encoded once, and its records go to buffer dest(encoded key) (buffer 0
-// if dest is nil).
-func (x *xfer[K, V]) encodeTo(e reduce.Run[K, V], n int, dest func(key []byte) int) []buf {
+// if dest is nil), except those for buffer self, which go to the returned
+// run as they are.
+func (x *xfer[K, V]) encodeTo(e reduce.Run[K, V], n int, dest func(key []byte) int, self int) ([]buf, reduce.Run[K, V]) {
 	out := make([]buf, n)
+	var own reduce.Run[K, V]
+	if x.all {
+		own.Off = []int{0}
+	}
 	variable := x.variable()
 	var kb []byte
 	for i, k := range e.Keys {
 		kb = x.kc.Append(kb[:0], k)
-		b := &out[0]
+		d := 0
 		if dest != nil {
-			b = &out[dest(kb)]
+			d = dest(kb)
 		}
 		lo, hi := i, i+1
 		if x.all {
 			lo, hi = e.Off[i], e.Off[i+1]
 		}
+		if d == self {
+			own.Keys = append(own.Keys, k)
+			own.Vals = append(own.Vals, e.Vals[lo:hi]...)
+			if x.all {
+				own.Tags = append(own.Tags, e.Tags[lo:hi]...)
+				own.Off = append(own.Off, len(own.Vals))
+			}
+			continue
+		}
+		b := &out[d]
 		for v := lo; v < hi; v++ {
 			if variable {
 				b.offs = append(b.offs, int64(len(b.b)))
@@ -146,6 +167,9 @@ func (x *xfer[K, V]) encodeTo(e reduce.Run[K, V], n int, dest func(key []byte) i
 	}
 	if variable {
 		for d := range out {
+			if d == self {
+				continue
+			}
 			b := &out[d]
 			for _, o := range b.offs {
 				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(o))
@@ -154,7 +178,7 @@ func (x *xfer[K, V]) encodeTo(e reduce.Run[K, V], n int, dest func(key []byte) i
 			b.offs = nil
 		}
 	}
-	return out
+	return out, own
 }
 
 // decode turns a buffer from rank src into a sorted run. indexed says
@@ -233,8 +257,11 @@ func (x *xfer[K, V]) count(to int, b buf) {
 	}
 }
 
-func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]reduce.Run[K, V], error) {
+// allgather gives every rank every rank's run; a rank's own run is not
+// decoded back from its encoding.
+func (x *xfer[K, V]) allgather(ctx context.Context, local reduce.Run[K, V]) ([]reduce.Run[K, V], error) {
 	n := x.r.N()
+	mine := x.encode(local)
 	if x.mode == reduce.ElementByElement {
 		out := make([]buf, n)
 		for d := range out {
@@ -253,15 +280,23 @@ func (x *xfer[K, V]) allgather(ctx context.Context, mine buf) ([]reduce.Run[K, V
 	if err := coll.AllgatherV(ctx, x.r.World(), coll.Private(recv), coll.Private(mine.b), counts, nil, nil); err != nil {
 		return nil, err
 	}
-	return x.split(recv, counts, true)
+	return x.split(recv, counts, true, &local)
 }
 
-func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]reduce.Run[K, V], error) {
+// gather gives the root every rank's run; the root's own is not encoded.
+func (x *xfer[K, V]) gather(ctx context.Context, local reduce.Run[K, V], root int) ([]reduce.Run[K, V], error) {
 	n := x.r.N()
 	if x.mode == reduce.ElementByElement {
 		out := make([]buf, n)
-		out[root] = mine
+		out[root] = x.encode(local)
 		return x.elementwise(ctx, out, []int{root})
+	}
+	var mine buf
+	var own *reduce.Run[K, V]
+	if x.r.ID() == root {
+		own = &local
+	} else {
+		mine = x.encode(local)
 	}
 	x.count(root, mine)
 	counts, err := x.lengths(ctx, len(mine.b))
@@ -278,13 +313,20 @@ func (x *xfer[K, V]) gather(ctx context.Context, mine buf, root int) ([]reduce.R
 	if x.r.ID() != root {
 		return nil, nil
 	}
-	return x.split(recv, counts, true)
+	return x.split(recv, counts, true, own)
 }
 
-func (x *xfer[K, V]) exchange(ctx context.Context, out []buf) ([]reduce.Run[K, V], error) {
+// exchange gives every rank the pairs of its key range from every rank;
+// the pairs a rank keeps are neither encoded nor moved.
+func (x *xfer[K, V]) exchange(ctx context.Context, local reduce.Run[K, V]) ([]reduce.Run[K, V], error) {
 	n := x.r.N()
 	if x.mode == reduce.ElementByElement {
+		out, _ := x.partition(local, false)
 		return x.elementwise(ctx, out, nil)
+	}
+	out, own := x.partition(local, true)
+	if n == 1 {
+		return []reduce.Run[K, V]{own}, nil
 	}
 	for d, b := range out {
 		x.count(d, b)
@@ -314,7 +356,7 @@ func (x *xfer[K, V]) exchange(ctx context.Context, out []buf) ([]reduce.Run[K, V
 	if err := coll.ExchangeV(ctx, x.r.World(), coll.Private(recv), coll.Private(send), counts, nil, nil); err != nil {
 		return nil, err
 	}
-	return x.split(recv, col, true)
+	return x.split(recv, col, true, &own)
 }
 
 // lengths allgathers one length per rank.
@@ -339,13 +381,18 @@ func (x *xfer[K, V]) rows(ctx context.Context, row []int64) ([]int64, error) {
 	return all, nil
 }
 
-// split decodes the consecutive per-source buffers of recv.
-func (x *xfer[K, V]) split(recv []byte, counts []int, indexed bool) ([]reduce.Run[K, V], error) {
+// split decodes the consecutive per-source buffers of recv; with own,
+// this rank's buffer is passed over and own is its run.
+func (x *xfer[K, V]) split(recv []byte, counts []int, indexed bool, own *reduce.Run[K, V]) ([]reduce.Run[K, V], error) {
 	runs := make([]reduce.Run[K, V], len(counts))
 	pos := 0
 	for src, c := range counts {
 		if src != x.r.ID() {
 			x.st.BytesReceived += int64(c)
+		} else if own != nil {
+			runs[src] = *own
+			pos += c
+			continue
 		}
 		e, err := x.decode(recv[pos:pos+c], src, indexed)
 		if err != nil {
@@ -459,7 +506,7 @@ func (x *xfer[K, V]) elementwise(ctx context.Context, out []buf, dests []int) ([
 		for s := range n {
 			counts[s] = int(matrix[s*n+me])
 		}
-		runs, err = x.split(recv, counts, false)
+		runs, err = x.split(recv, counts, false, nil)
 		if err != nil {
 			return nil, err
 		}
