@@ -10,7 +10,7 @@ import (
 // Segment layout. Every rank's segment starts with the same header, so the
 // symmetric heap that follows it starts at the same offset everywhere:
 //
-//	[0, 64)            allocator words (used on rank 0): lock, high-water, floor, extents
+//	[0, 64)            allocator words (used on rank 0): lock, high-water, floor, extents, ever
 //	[64, 128)          two AllAlloc result slots (every rank)
 //	[128, 128+8N)      argument-check table (rank 0)
 //	[extOff, +16K)     extent table of the symmetric heap (rank 0)
@@ -27,6 +27,7 @@ const (
 	hSymHigh    = 16 // end of the highest symmetric block
 	hFloor      = 24 // min over ranks of the local heap start
 	hNExt       = 32 // number of live symmetric blocks
+	hSymEver    = 40 // end of the highest symmetric block ever allocated
 	hSlots      = 64 // 2 slots of 4 words: code, off, asked, left
 	hCheck      = 128
 	maxExtents  = 1024
@@ -75,6 +76,46 @@ func (e *OutOfMemoryError) Error() string {
 		e.Op, e.Asked, e.Left, e.SegmentBytes)
 }
 
+// freshMarks bound the parts of a rank's segment that allocations have
+// ever handed out: [heapStart, sym) upward and [local, end) downward.
+// Bytes outside them are still as the transport gave them, zero (the
+// transport contract), so an allocation clears only what it shares with
+// them: a fresh mapping's pages are not touched (made resident) just to
+// be zeroed again, which at 64 in-process ranks was most of the
+// collectives' staging areas.
+type freshMarks struct{ sym, local int64 }
+
+// seeSym learns that symmetric blocks up to ever have been handed out:
+// any rank may have written there (another rank's GlobalAlloc, whose
+// memory it zeroes and fills with puts), so this rank's bytes below ever
+// are no longer known to be zero.
+func (r *Rank) seeSym(ever int64) { r.fresh.sym = max(r.fresh.sym, ever) }
+
+// zeroSym zeroes [off, off+size) of this rank's segment for a symmetric
+// block and marks it handed out.
+func (r *Rank) zeroSym(off, size int64) {
+	r.zeroUsed(off, size)
+	r.fresh.sym = max(r.fresh.sym, off+size)
+}
+
+// zeroLocal is zeroSym for a block of the local heap.
+func (r *Rank) zeroLocal(off, size int64) {
+	r.zeroUsed(off, size)
+	r.fresh.local = min(r.fresh.local, off)
+}
+
+// zeroUsed clears the bytes of [off, off+size) that an allocation has
+// handed out before.
+func (r *Rank) zeroUsed(off, size int64) {
+	end := off + size
+	if lo, hi := off, min(end, r.fresh.sym); lo < hi {
+		clear(r.seg[lo:hi])
+	}
+	if lo, hi := max(off, r.fresh.local), end; lo < hi {
+		clear(r.seg[lo:hi])
+	}
+}
+
 // initHeader is run by rank 0 before the start barrier.
 func (r *Rank) initHeader() {
 	binary.LittleEndian.PutUint64(r.seg[hSymHigh:], uint64(headerBytes(r.n)))
@@ -88,17 +129,19 @@ type extent struct{ off, size int64 }
 // symState is rank 0's allocator state as read under the lock.
 type symState struct {
 	high, floor int64
+	ever        int64 // max end of every symmetric block so far (freshMarks)
 	ext         []extent
 }
 
 func (r *Rank) readSym(ctx context.Context) (symState, error) {
-	var b [24]byte
+	var b [32]byte
 	if err := r.GetBytes(ctx, 0, hSymHigh, b[:]); err != nil {
 		return symState{}, err
 	}
 	st := symState{
 		high:  int64(binary.LittleEndian.Uint64(b[0:])),
 		floor: int64(binary.LittleEndian.Uint64(b[8:])),
+		ever:  int64(binary.LittleEndian.Uint64(b[24:])),
 	}
 	n := int64(binary.LittleEndian.Uint64(b[16:]))
 	if n < 0 || n > maxExtents {
@@ -116,18 +159,19 @@ func (r *Rank) readSym(ctx context.Context) (symState, error) {
 }
 
 func (r *Rank) writeSym(ctx context.Context, st symState) error {
-	buf := make([]byte, 24+len(st.ext)*16)
+	buf := make([]byte, 32+len(st.ext)*16)
 	binary.LittleEndian.PutUint64(buf[0:], uint64(st.high))
 	binary.LittleEndian.PutUint64(buf[8:], uint64(st.floor))
 	binary.LittleEndian.PutUint64(buf[16:], uint64(len(st.ext)))
+	binary.LittleEndian.PutUint64(buf[24:], uint64(st.ever))
 	for i, e := range st.ext {
-		binary.LittleEndian.PutUint64(buf[24+16*i:], uint64(e.off))
-		binary.LittleEndian.PutUint64(buf[24+16*i+8:], uint64(e.size))
+		binary.LittleEndian.PutUint64(buf[32+16*i:], uint64(e.off))
+		binary.LittleEndian.PutUint64(buf[32+16*i+8:], uint64(e.size))
 	}
-	if err := r.PutBytes(ctx, 0, hSymHigh, buf[:24]); err != nil {
+	if err := r.PutBytes(ctx, 0, hSymHigh, buf[:32]); err != nil {
 		return err
 	}
-	return r.PutBytes(ctx, 0, extOff(r.n), buf[24:])
+	return r.PutBytes(ctx, 0, extOff(r.n), buf[32:])
 }
 
 // withAllocLock runs f with the allocator lock held.
@@ -144,7 +188,9 @@ func (r *Rank) withAllocLock(ctx context.Context, f func() error) error {
 }
 
 // symAlloc reserves size bytes at the same offset on every rank.
-func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off int64, err error) {
+// symAlloc reserves a symmetric block and returns its offset and the end
+// of the highest symmetric block ever allocated, this one included.
+func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off, ever int64, err error) {
 	asked := size
 	size = max(align(size), allocAlign)
 	err = r.withAllocLock(ctx, func() error {
@@ -174,9 +220,11 @@ func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off int64, 
 		}
 		st.ext = slices.Insert(st.ext, at, extent{off, size})
 		st.high = max(st.high, off+size)
+		st.ever = max(st.ever, st.high)
+		ever = st.ever
 		return r.writeSym(ctx, st)
 	})
-	return off, err
+	return off, ever, err
 }
 
 func (r *Rank) symFree(ctx context.Context, off int64) error {
@@ -223,8 +271,8 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 		if mism := r.checkSizes(size); mism >= 0 {
 			res = [slotWords]int64{codeCheck, int64(mism), size, int64(binary.LittleEndian.Uint64(r.seg[hCheck+8*mism:]))}
 		} else {
-			off, err := r.symAlloc(ctx, "AllAlloc", size)
-			if res, err = allocResult(size, off, err); err != nil {
+			off, ever, err := r.symAlloc(ctx, "AllAlloc", size)
+			if res, err = allocResult(size, off, ever, err); err != nil {
 				return Region{}, err
 			}
 		}
@@ -243,7 +291,8 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 		return Region{}, err
 	}
 	reg := Region{Off: res[1], Size: size, Owner: -1}
-	clear(r.seg[reg.Off : reg.Off+size])
+	r.seeSym(res[3])
+	r.zeroSym(reg.Off, size)
 	if err := r.Barrier(ctx); err != nil {
 		return Region{}, err
 	}
@@ -251,10 +300,11 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 }
 
 // allocResult packs the outcome of a symmetric allocation into result-slot
-// words; errors other than running out of memory are returned.
-func allocResult(size, off int64, err error) ([slotWords]int64, error) {
+// words (code, offset, size, and ever: the end of the highest symmetric
+// block so far); errors other than running out of memory are returned.
+func allocResult(size, off, ever int64, err error) ([slotWords]int64, error) {
 	if err == nil {
-		return [slotWords]int64{codeOK, off, size, 0}, nil
+		return [slotWords]int64{codeOK, off, size, ever}, nil
 	}
 	oom, ok := err.(*OutOfMemoryError)
 	if !ok {
@@ -327,10 +377,11 @@ func (r *Rank) GlobalAlloc(ctx context.Context, size int64) (Region, error) {
 	if size < 0 {
 		panic(fmt.Sprintf("pgas: GlobalAlloc of %d bytes", size))
 	}
-	off, err := r.symAlloc(ctx, "GlobalAlloc", size)
+	off, ever, err := r.symAlloc(ctx, "GlobalAlloc", size)
 	if err != nil {
 		return Region{}, err
 	}
+	r.seeSym(ever)
 	reg := Region{Off: off, Size: size, Owner: -1}
 	zero := make([]byte, min(size, r.cfg.FragmentBytes))
 	h := &Handle{}
@@ -338,7 +389,7 @@ func (r *Rank) GlobalAlloc(ctx context.Context, size int64) (Region, error) {
 		for o := int64(0); o < size; o += int64(len(zero)) {
 			n := min(int64(len(zero)), size-o)
 			if p == r.id {
-				clear(r.seg[off+o : off+o+n])
+				r.zeroSym(off+o, n)
 				continue
 			}
 			r.putBytesAsync(ctx, p, off+o, zero[:n], h)
@@ -396,7 +447,7 @@ func (r *Rank) Alloc(ctx context.Context, size int64) (Region, error) {
 			return Region{}, fmt.Errorf("pgas: Alloc of %d bytes: local heap inconsistent after growing", size)
 		}
 	}
-	clear(r.seg[off : off+size])
+	r.zeroLocal(off, size)
 	return Region{Off: off, Size: asked, Owner: r.id}, nil
 }
 

@@ -23,7 +23,8 @@ type Rank struct {
 	seg   []byte // this rank's own segment
 
 	heap    localHeap
-	allocs  int64 // number of AllAlloc calls, selects the result slot
+	fresh   freshMarks // the parts of the segment never handed out, still zero
+	allocs  int64      // number of AllAlloc calls, selects the result slot
 	stats   Stats
 	scratch []uint64 // element staging for remote Get/Put
 	world   *Team
@@ -41,6 +42,7 @@ func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error
 	r.stats.Rank = r.id
 	r.stats.Peers = make(Traffic, r.n)
 	r.heap.init(cfg.SegmentBytes)
+	r.fresh = freshMarks{sym: headerBytes(r.n), local: cfg.SegmentBytes}
 	if r.id == 0 {
 		r.initHeader()
 	}

@@ -235,8 +235,8 @@ func (t *Team) AllAlloc(ctx context.Context, size int64) (Region, error) {
 	slot := t.ctl + tcSlots + (t.allocs%2)*slotWords*8
 	t.allocs++
 	if t.tid == 0 {
-		off, err := r.symAlloc(ctx, "team AllAlloc", size)
-		res, err := allocResult(size, off, err)
+		off, ever, err := r.symAlloc(ctx, "team AllAlloc", size)
+		res, err := allocResult(size, off, ever, err)
 		if err != nil {
 			return Region{}, err
 		}
@@ -252,7 +252,8 @@ func (t *Team) AllAlloc(ctx context.Context, size int64) (Region, error) {
 		return Region{}, err
 	}
 	reg := Region{Off: res[1], Size: size, Owner: -1}
-	clear(r.seg[reg.Off : reg.Off+size])
+	r.seeSym(res[3])
+	r.zeroSym(reg.Off, size)
 	if err := t.Barrier(ctx); err != nil {
 		return Region{}, err
 	}
