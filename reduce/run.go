@@ -57,10 +57,10 @@ func (s *Store[K, V]) Merge(runs []Run[K, V]) Run[K, V] {
 	}
 	all := s.comb.KeepsAll()
 	m := merger[K, V]{runs: runs, cmp: s.cmp, pos: make([]int, len(runs))}
-	n, nv := 0, 0
+	n, nv := 0, 0 // the longest run: the fewest keys and values out
 	for ri, e := range runs {
-		n += len(e.Keys)
-		nv += len(e.Vals)
+		n = max(n, len(e.Keys))
+		nv = max(nv, len(e.Vals))
 		if len(e.Keys) > 0 {
 			m.heap = append(m.heap, ri)
 		}

@@ -203,9 +203,11 @@ func (c *hashCombined[K, V]) emit(k K, v V) {
 
 func (c *hashCombined[K, V]) keys() int { return len(c.h) }
 
+// reset drops the map and values rather than clearing them: a drained
+// store's memory goes back to the collector while the pairs move on.
 func (c *hashCombined[K, V]) reset() {
-	clear(c.h)
-	c.hv = c.hv[:0]
+	c.h = map[K]int32{}
+	c.hv = nil
 }
 
 func (c *hashCombined[K, V]) sorted() Run[K, V] {
@@ -236,7 +238,7 @@ func (c *hashAll[K, V]) emit(k K, v V) {
 
 func (c *hashAll[K, V]) keys() int { return len(c.ha) }
 
-func (c *hashAll[K, V]) reset() { clear(c.ha) }
+func (c *hashAll[K, V]) reset() { c.ha = map[K][]val[V]{} }
 
 func (c *hashAll[K, V]) sorted() Run[K, V] {
 	keys := make([]K, 0, len(c.ha))
