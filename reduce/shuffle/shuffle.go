@@ -92,24 +92,24 @@ func newXfer[K comparable, V any](r *pgas.Rank, s *reduce.Store[K, V], st *reduc
 // every record and the record count (int64 each): the raw path's index.
 // An encoded buffer also remembers its record count.
 type buf struct {
-	b    []byte
-	n    int
-	offs []int64 // record offsets, while the buffer is being filled
+	b []byte
+	n int
 }
 
 func (x *xfer[K, V]) variable() bool { return x.kc.Fixed() == 0 || x.vc.Fixed() == 0 }
 
 // encode encodes all of e into one buffer.
 func (x *xfer[K, V]) encode(e reduce.Run[K, V]) buf {
-	out, _ := x.encodeTo(e, 1, nil, -1)
+	out, _, _ := x.encodeTo(e, 1, nil, -1)
 	return out[0]
 }
 
 // partition splits a run by destination rank, xxhash of the encoded key
-// mod N, encoding every key once. With own, the pairs that stay on this
-// rank are not encoded: they come back as a run, and their buffer is
-// empty (no index either).
-func (x *xfer[K, V]) partition(e reduce.Run[K, V], own bool) ([]buf, reduce.Run[K, V]) {
+// mod N. The buffers are consecutive parts of the one returned, in rank
+// order, which an exchange sends as it is. With own, the pairs that stay
+// on this rank are not encoded: they come back as a run, and their
+// buffer is empty (no index either).
+func (x *xfer[K, V]) partition(e reduce.Run[K, V], own bool) ([]buf, []byte, reduce.Run[K, V]) {
 	n := uint64(x.r.N())
 	self := -1
 	if own {
@@ -118,67 +118,113 @@ func (x *xfer[K, V]) partition(e reduce.Run[K, V], own bool) ([]buf, reduce.Run[
 	return x.encodeTo(e, x.r.N(), func(key []byte) int { return int(xxhash.Sum64(key) % n) }, self)
 }
 
-// encodeTo encodes e's records into n buffers in one pass: each key is
-// encoded once, and its records go to buffer dest(encoded key) (buffer 0
-// if dest is nil), except those for buffer self, which go to the returned
-// run as they are.
-func (x *xfer[K, V]) encodeTo(e reduce.Run[K, V], n int, dest func(key []byte) int, self int) ([]buf, reduce.Run[K, V]) {
+// encodeTo encodes e's records for n destinations into one buffer laid
+// out by destination: each destination's records in key order and, when
+// a codec is variable-size, its index. A first pass finds each key's
+// destination, dest of its encoding (0 for all if dest is nil), and
+// groups the keys by it; a second writes each destination's records in
+// turn, so nothing is concatenated or copied afterwards. The records for
+// destination self go to the returned run as they are instead.
+func (x *xfer[K, V]) encodeTo(e reduce.Run[K, V], n int, dest func(key []byte) int, self int) ([]buf, []byte, reduce.Run[K, V]) {
 	out := make([]buf, n)
 	var own reduce.Run[K, V]
 	if x.all {
 		own.Off = []int{0}
 	}
+	// Group the keys by destination, stably (key order within each).
+	order := make([]int32, len(e.Keys))
+	start := make([]int, n+1) // keys of destination d: order[start[d]:start[d+1]]
+	if dest == nil || n == 1 {
+		for i := range order {
+			order[i] = int32(i)
+		}
+		start[1] = len(order)
+		for d := 2; d <= n; d++ {
+			start[d] = len(order)
+		}
+	} else {
+		ds := make([]int32, len(e.Keys))
+		var kb []byte
+		for i, k := range e.Keys {
+			kb = x.kc.Append(kb[:0], k)
+			d := dest(kb)
+			ds[i] = int32(d)
+			start[d+1]++
+		}
+		for d := range n {
+			start[d+1] += start[d]
+		}
+		next := slices.Clone(start[:n])
+		for i, d := range ds {
+			order[next[d]] = int32(i)
+			next[d]++
+		}
+	}
 	variable := x.variable()
-	var kb []byte
-	for i, k := range e.Keys {
-		kb = x.kc.Append(kb[:0], k)
-		d := 0
-		if dest != nil {
-			d = dest(kb)
-		}
-		lo, hi := i, i+1
+	var data []byte
+	if kf, vf := x.kc.Fixed(), x.vc.Fixed(); kf > 0 && vf > 0 {
+		rec := kf + vf
 		if x.all {
-			lo, hi = e.Off[i], e.Off[i+1]
+			rec += tagBytes
 		}
+		data = make([]byte, 0, len(e.Vals)*rec)
+	}
+	bounds := make([]int, n+1) // destination d's bytes: data[bounds[d]:bounds[d+1]]
+	var kb []byte
+	var offs []int64
+	for d := range n {
+		bounds[d] = len(data)
+		keys := order[start[d]:start[d+1]]
 		if d == self {
-			own.Keys = append(own.Keys, k)
-			own.Vals = append(own.Vals, e.Vals[lo:hi]...)
-			if x.all {
-				own.Tags = append(own.Tags, e.Tags[lo:hi]...)
-				own.Off = append(own.Off, len(own.Vals))
+			for _, i := range keys {
+				lo, hi := int(i), int(i)+1
+				if x.all {
+					lo, hi = e.Off[i], e.Off[i+1]
+				}
+				own.Keys = append(own.Keys, e.Keys[i])
+				own.Vals = append(own.Vals, e.Vals[lo:hi]...)
+				if x.all {
+					own.Tags = append(own.Tags, e.Tags[lo:hi]...)
+					own.Off = append(own.Off, len(own.Vals))
+				}
 			}
 			continue
 		}
-		b := &out[d]
-		for v := lo; v < hi; v++ {
-			if variable {
-				b.offs = append(b.offs, int64(len(b.b)))
-			}
-			b.b = append(b.b, kb...)
-			b.b = x.vc.Append(b.b, e.Vals[v])
+		offs = offs[:0]
+		base := len(data)
+		for _, i := range keys {
+			kb = x.kc.Append(kb[:0], e.Keys[i])
+			lo, hi := int(i), int(i)+1
 			if x.all {
-				t := e.Tags[v]
-				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(t.Call))
-				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(t.Idx))
-				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(t.Seq))
+				lo, hi = e.Off[i], e.Off[i+1]
 			}
-			b.n++
+			for v := lo; v < hi; v++ {
+				if variable {
+					offs = append(offs, int64(len(data)-base))
+				}
+				data = append(data, kb...)
+				data = x.vc.Append(data, e.Vals[v])
+				if x.all {
+					t := e.Tags[v]
+					data = binary.LittleEndian.AppendUint64(data, uint64(t.Call))
+					data = binary.LittleEndian.AppendUint64(data, uint64(t.Idx))
+					data = binary.LittleEndian.AppendUint64(data, uint64(t.Seq))
+				}
+				out[d].n++
+			}
+		}
+		if variable {
+			for _, o := range offs {
+				data = binary.LittleEndian.AppendUint64(data, uint64(o))
+			}
+			data = binary.LittleEndian.AppendUint64(data, uint64(len(offs)))
 		}
 	}
-	if variable {
-		for d := range out {
-			if d == self {
-				continue
-			}
-			b := &out[d]
-			for _, o := range b.offs {
-				b.b = binary.LittleEndian.AppendUint64(b.b, uint64(o))
-			}
-			b.b = binary.LittleEndian.AppendUint64(b.b, uint64(len(b.offs)))
-			b.offs = nil
-		}
+	bounds[n] = len(data)
+	for d := range out {
+		out[d].b = data[bounds[d]:bounds[d+1]:bounds[d+1]]
 	}
-	return out, own
+	return out, data, own
 }
 
 // decode turns a buffer from rank src into a sorted run. indexed says
@@ -321,10 +367,10 @@ func (x *xfer[K, V]) gather(ctx context.Context, local reduce.Run[K, V], root in
 func (x *xfer[K, V]) exchange(ctx context.Context, local reduce.Run[K, V]) ([]reduce.Run[K, V], error) {
 	n := x.r.N()
 	if x.mode == reduce.ElementByElement {
-		out, _ := x.partition(local, false)
+		out, _, _ := x.partition(local, false)
 		return x.elementwise(ctx, out, nil)
 	}
-	out, own := x.partition(local, true)
+	out, send, own := x.partition(local, true)
 	if n == 1 {
 		return []reduce.Run[K, V]{own}, nil
 	}
@@ -342,10 +388,6 @@ func (x *xfer[K, V]) exchange(ctx context.Context, local reduce.Run[K, V]) ([]re
 	counts := make([]int, n*n)
 	for i, v := range matrix {
 		counts[i] = int(v)
-	}
-	var send []byte
-	for _, b := range out {
-		send = append(send, b.b...)
 	}
 	me := x.r.ID()
 	col := make([]int, n)
