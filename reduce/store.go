@@ -32,7 +32,7 @@ type Store[K comparable, V any] struct {
 	vc   Codec[V]
 
 	c    container[K, V]
-	emit func(K, V) // c.emit, bound once
+	emit func(K, V) // c's emit, bound on its concrete type once
 	state
 }
 
@@ -74,9 +74,11 @@ func NewHashStore[K cmp.Ordered, V any](comb Combiner[V], opts ...Option[K, V]) 
 func NewHashStoreFunc[K comparable, V any](compare func(a, b K) int, comb Combiner[V], opts ...Option[K, V]) (*Store[K, V], error) {
 	s := &Store[K, V]{comb: comb, cmp: compare}
 	if comb.KeepsAll() {
-		s.c = &hashAll[K, V]{st: &s.state, ha: map[K][]val[V]{}, cmp: compare}
+		c := &hashAll[K, V]{st: &s.state, ha: map[K][]val[V]{}, cmp: compare}
+		s.c, s.emit = c, c.emit
 	} else {
-		s.c = &hashCombined[K, V]{st: &s.state, f: comb.f, h: map[K]int32{}, cmp: compare}
+		c := &hashCombined[K, V]{st: &s.state, f: comb.f, h: map[K]int32{}, cmp: compare}
+		s.c, s.emit = c, c.emit
 	}
 	return s.finish(opts)
 }
@@ -94,13 +96,16 @@ func NewArrayStore[K Integer, V any](size int, comb Combiner[V], opts ...Option[
 	_, isInt64 := any(z).(int64)
 	switch {
 	case comb.KeepsAll():
-		s.c = &arrayAll[K, V]{arrayBase: a, vals: make([][]val[V], size)}
+		c := &arrayAll[K, V]{arrayBase: a, vals: make([][]val[V], size)}
+		s.c, s.emit = c, c.emit
 	case isInt64 && comb.sum && size > 0:
 		arr := make([]V, size)
-		s.c = &arraySum[K, V]{arrayCombined: arrayCombined[K, V]{arrayBase: a, f: comb.f, vals: arr},
+		c := &arraySum[K, V]{arrayCombined: arrayCombined[K, V]{arrayBase: a, f: comb.f, vals: arr},
 			dense: unsafe.Slice((*int64)(unsafe.Pointer(&arr[0])), size)}
+		s.c, s.emit = c, c.emit
 	default:
-		s.c = &arrayCombined[K, V]{arrayBase: a, f: comb.f, vals: make([]V, size)}
+		c := &arrayCombined[K, V]{arrayBase: a, f: comb.f, vals: make([]V, size)}
+		s.c, s.emit = c, c.emit
 	}
 	return s.finish(opts)
 }
@@ -121,7 +126,6 @@ func (s *Store[K, V]) finish(opts []Option[K, V]) (*Store[K, V], error) {
 		}
 	}
 	s.kc, s.vc = s.kc.instance(), s.vc.instance()
-	s.emit = s.c.emit
 	return s, nil
 }
 
