@@ -3,6 +3,8 @@ package reduce
 import (
 	"hash/maphash"
 	"iter"
+	"slices"
+	"strings"
 )
 
 // CountTable is a combining table of string keys and int64 sums, fed byte
@@ -111,4 +113,23 @@ func (c *CountTable) All() iter.Seq2[string, int64] {
 func (c *CountTable) Reset() {
 	clear(c.slots)
 	c.n = 0
+}
+
+// Run returns the table's keys in ascending order with their counts: the
+// combined, sorted run a Store takes whole (Store.AddRun), without a
+// second hash table. The table is unchanged.
+func (c *CountTable) Run() Run[string, int64] {
+	e := Run[string, int64]{Keys: make([]string, 0, c.n), Vals: make([]int64, 0, c.n)}
+	idx := make([]int32, 0, c.n)
+	for i, s := range c.slots {
+		if s.h != 0 {
+			idx = append(idx, int32(i))
+		}
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(c.slots[a].word, c.slots[b].word) })
+	for _, i := range idx {
+		e.Keys = append(e.Keys, c.slots[i].word)
+		e.Vals = append(e.Vals, c.slots[i].count)
+	}
+	return e
 }

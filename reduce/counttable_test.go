@@ -3,6 +3,7 @@ package reduce_test
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"math/rand/v2"
 	"testing"
 
@@ -20,6 +21,16 @@ func TestCountTable(t *testing.T) {
 		got := maps.Collect(c.All())
 		if c.Len() != len(want) || !maps.Equal(got, want) {
 			t.Fatalf("%s: Len %d, %d keys yielded, differ from the map's %d: %v", when, c.Len(), len(got), len(want), !maps.Equal(got, want))
+		}
+		run := c.Run()
+		keys := slices.Sorted(maps.Keys(want))
+		if !slices.Equal(run.Keys, keys) || len(run.Vals) != len(keys) || run.Off != nil {
+			t.Fatalf("%s: Run has %d keys, want the map's %d in order", when, len(run.Keys), len(keys))
+		}
+		for i, k := range keys {
+			if run.Vals[i] != want[k] {
+				t.Fatalf("%s: Run: %q counts %d, want %d", when, k, run.Vals[i], want[k])
+			}
 		}
 	}
 	buf := make([]byte, 0, 16)

@@ -32,7 +32,8 @@ type Store[K comparable, V any] struct {
 	vc   Codec[V]
 
 	c    container[K, V]
-	emit func(K, V) // c's emit, bound on its concrete type once
+	emit func(K, V)  // c's emit, bound on its concrete type once
+	runs []Run[K, V] // combined runs added whole (AddRun)
 	state
 }
 
@@ -166,18 +167,59 @@ func (s *Store[K, V]) Err() error { return s.err }
 // reset.
 func (s *Store[K, V]) Emitted() int64 { return s.emitted }
 
-// Keys returns the number of distinct keys held.
-func (s *Store[K, V]) Keys() int { return s.c.keys() }
+// Keys returns the number of distinct keys held; a key of a run added
+// with AddRun counts once per run it is in.
+func (s *Store[K, V]) Keys() int {
+	n := s.c.keys()
+	for _, e := range s.runs {
+		n += len(e.Keys)
+	}
+	return n
+}
+
+// AddRun adds a combined run whole: keys ascending in the store's order,
+// each once, with one value (a map's own combining table drained, such as
+// CountTable.Run), as if each pair were emitted, without the store's
+// container. At Drain the values of a key combine in this order: those
+// emitted one by one first, then each run's in the order added. The run's
+// slices belong to the store. A store that keeps all values takes no
+// runs.
+func (s *Store[K, V]) AddRun(e Run[K, V]) error {
+	if s.comb.KeepsAll() {
+		return fmt.Errorf("reduce: AddRun on a store that keeps all values")
+	}
+	if e.Off != nil || e.Tags != nil || len(e.Vals) != len(e.Keys) {
+		return fmt.Errorf("reduce: AddRun of a run with %d keys, %d values, offsets or tags: want one value a key", len(e.Keys), len(e.Vals))
+	}
+	for i := 1; i < len(e.Keys); i++ {
+		if s.cmp(e.Keys[i-1], e.Keys[i]) >= 0 {
+			return fmt.Errorf("reduce: AddRun: key %d (%v) does not follow key %d (%v) in ascending order", i, e.Keys[i], i-1, e.Keys[i-1])
+		}
+	}
+	s.emitted += int64(len(e.Keys))
+	if len(e.Keys) > 0 {
+		s.runs = append(s.runs, e)
+	}
+	return nil
+}
 
 // Reset empties the store, keeping its kind, combiner and codecs.
 func (s *Store[K, V]) Reset() {
 	s.c.reset()
+	s.runs = nil
 	s.state = state{}
 }
 
 // Drain returns the store's pairs as a sorted run and empties the store.
 func (s *Store[K, V]) Drain() Run[K, V] {
 	e := s.c.sorted()
+	if len(s.runs) > 0 {
+		if len(e.Keys) == 0 && len(s.runs) == 1 {
+			e = s.runs[0]
+		} else {
+			e = s.Merge(append([]Run[K, V]{e}, s.runs...))
+		}
+	}
 	s.Reset()
 	return e
 }

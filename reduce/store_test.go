@@ -581,3 +581,61 @@ func BenchmarkMerge(b *testing.B) {
 		})
 	}
 }
+
+// TestAddRun: pairs added as combined runs drain as if emitted one by one
+// after the pairs emitted individually, run after run: the oracle folds
+// every emission in that order, with a non-commutative combiner so that a
+// change of order shows.
+func TestAddRun(t *testing.T) {
+	concat := Func("concat", func(a, b string) string { return a + b }, false)
+	rng := rand.New(rand.NewPCG(5, 5))
+	val := func(r *rand.Rand) string { return fmt.Sprint(r.IntN(10)) }
+	for _, nruns := range []int{0, 1, 2, 5} {
+		for _, direct := range []int{0, 150} {
+			s, err := NewHashStore[string, string](concat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := randomEmissions(rng, direct, 40, strKey, val)
+			pairtest.Play(s, all)
+			var added int64
+			for range nruns {
+				ems := randomEmissions(rng, rng.IntN(120), 60, strKey, val)
+				r, _ := NewHashStore[string, string](concat)
+				pairtest.Play(r, ems)
+				run := r.Drain()
+				added += int64(len(run.Keys))
+				if err := s.AddRun(run); err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, ems...)
+			}
+			if got, want := s.Emitted(), int64(direct)+added; got != want {
+				t.Errorf("runs=%d direct=%d: Emitted() = %d, want %d", nruns, direct, got, want)
+			}
+			got := s.Drain()
+			wk, wv := pairtest.Combined(all, func(a, b string) string { return a + b }, strings.Compare)
+			if !slices.Equal(got.Keys, wk) || !slices.Equal(got.Vals, wv) {
+				t.Fatalf("runs=%d direct=%d: drained\n%v %v\nwant\n%v %v", nruns, direct, got.Keys, got.Vals, wk, wv)
+			}
+			if s.Keys() != 0 || s.Emitted() != 0 {
+				t.Errorf("after Drain: %d keys, %d emitted", s.Keys(), s.Emitted())
+			}
+		}
+	}
+	s, _ := NewHashStore[string, int64](Sum[int64]())
+	for _, bad := range []Run[string, int64]{
+		{Keys: []string{"b", "a"}, Vals: []int64{1, 2}},
+		{Keys: []string{"a", "a"}, Vals: []int64{1, 2}},
+		{Keys: []string{"a"}, Vals: []int64{1, 2}},
+		{Keys: []string{"a"}, Vals: []int64{1}, Off: []int{0, 1}},
+	} {
+		if err := s.AddRun(bad); err == nil {
+			t.Errorf("AddRun(%v) = nil, want an error", bad)
+		}
+	}
+	ka, _ := NewHashStore[string, int64](KeepAll[int64]())
+	if err := ka.AddRun(Run[string, int64]{Keys: []string{"a"}, Vals: []int64{1}}); err == nil {
+		t.Error("AddRun on a KeepAll store = nil, want an error")
+	}
+}

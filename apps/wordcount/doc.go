@@ -29,10 +29,11 @@
 // chunk size, and a chunk never holds more than a 1 MiB block (plus one
 // word) in memory. The context is checked once per block. A rank counts its
 // chunks in one local table (an open-addressing table that allocates only
-// for new words) and, after its last chunk, emits one pair per distinct
-// word into a reduce.NewHashStore[string, int64](reduce.Sum[int64]()),
-// from the map's finish function (mr.WithFinish), in the element map and
-// the array map alike. File statuses (files read, skipped as binary or
+// for new words) and, after its last chunk, hands it to its
+// reduce.NewHashStore[string, int64](reduce.Sum[int64]()) as one sorted
+// run, one pair per distinct word (reduce.CountTable.Run,
+// reduce.Store.AddRun: no second hash table), from the map's finish
+// function (mr.WithFinish), in the element map and the array map alike. File statuses (files read, skipped as binary or
 // unreadable) are each rank's side result, gathered with mr.GatherValues
 // to the rank that builds the Result. The default gather is partitioned
 // with a merge to Options.Root.

@@ -247,8 +247,9 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return nil, err
 	}
 	rd := &reader{skip: o.SkipUnreadable}
-	// A rank counts its chunks in one table, emitted once after its last
-	// chunk; its files' statuses are its side result.
+	// A rank counts its chunks in one table, handed to the store as one
+	// sorted run after its last chunk; its files' statuses are its side
+	// result.
 	c := reduce.NewCountTable()
 	var mine files
 	count := func(ctx context.Context, ch chunk) error {
@@ -270,11 +271,8 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 				}
 			}
 			return nil
-		}, st, mr.WithFinish(func(ctx context.Context, emit func(string, int64)) error {
-			for w, n := range c.All() {
-				emit(w, n)
-			}
-			return nil
+		}, st, mr.WithFinish(func(ctx context.Context, _ func(string, int64)) error {
+			return st.AddRun(c.Run()) // the table is combined already: no second hash table
 		}))
 	if err != nil {
 		return nil, err
