@@ -3,8 +3,8 @@ package reduce_test
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/reduce"
