@@ -22,6 +22,10 @@ const headBytes = 8 << 10
 // checked once per block.
 const blockBytes = 1 << 20
 
+// blockSlack is room past a chunk's nominal bytes in a buffer sized to
+// the chunk: its cut ends move to word boundaries.
+const blockSlack = 4 << 10
+
 // Skip is an input file that was not counted because it could not be
 // listed or read.
 type Skip = mr.Skip
@@ -149,8 +153,11 @@ func (r *reader) countFile(ctx context.Context, c chunk, add func([]byte)) (stat
 		return counted, fmt.Errorf("wordcount: %w", err) // *PathError names the file
 	}
 	defer f.Close()
-	if cap(r.buf) < blockBytes {
-		r.buf = make([]byte, blockBytes)
+	// A block, or less for a smaller chunk: with many ranks in a process
+	// and small files, a 1 MiB buffer a rank was most of a job's memory.
+	// (stream grows it for a word longer than it.)
+	if need := int(min(blockBytes, max(headBytes, c.n+blockSlack))); cap(r.buf) < need {
+		r.buf = make([]byte, need)
 	}
 	r.buf = r.buf[:cap(r.buf)]
 	head := r.buf[:min(headBytes, c.size)]
