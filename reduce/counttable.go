@@ -119,17 +119,23 @@ func (c *CountTable) Reset() {
 // combined, sorted run a Store takes whole (Store.AddRun), without a
 // second hash table. The table is unchanged.
 func (c *CountTable) Run() Run[string, int64] {
-	e := Run[string, int64]{Keys: make([]string, 0, c.n), Vals: make([]int64, 0, c.n)}
-	idx := make([]int32, 0, c.n)
-	for i, s := range c.slots {
+	// Sort the pairs themselves, not indices into the slots: a comparison
+	// then reads two string headers next to each other instead of two
+	// random slots (at 550,000 keys about twice as fast).
+	type pair struct {
+		word  string
+		count int64
+	}
+	ps := make([]pair, 0, c.n)
+	for _, s := range c.slots {
 		if s.h != 0 {
-			idx = append(idx, int32(i))
+			ps = append(ps, pair{s.word, s.count})
 		}
 	}
-	slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(c.slots[a].word, c.slots[b].word) })
-	for _, i := range idx {
-		e.Keys = append(e.Keys, c.slots[i].word)
-		e.Vals = append(e.Vals, c.slots[i].count)
+	slices.SortFunc(ps, func(a, b pair) int { return strings.Compare(a.word, b.word) })
+	e := Run[string, int64]{Keys: make([]string, len(ps)), Vals: make([]int64, len(ps))}
+	for i, p := range ps {
+		e.Keys[i], e.Vals[i] = p.word, p.count
 	}
 	return e
 }
