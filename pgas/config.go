@@ -11,8 +11,11 @@ import (
 
 // MaxHeapFloor caps the least heap goal pgas.Run keeps for the garbage
 // collector while a job runs: the bytes of the segments the process
-// hosts, up to MaxHeapFloor (see Run).
-const MaxHeapFloor = 128 << 20
+// hosts, up to MaxHeapFloor (see Run). It does not grow with the ranks a
+// process hosts: at 8 in-process ranks a 128 MiB floor let a wordcount
+// job's heap reach twice its live size for nothing (166 MB peak RSS
+// against 79 MB at this floor, in the same time).
+const MaxHeapFloor = 32 << 20
 
 // Defaults used where a Config field is zero.
 const (
