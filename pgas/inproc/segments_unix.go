@@ -113,9 +113,13 @@ func putMapping(m []byte) {
 	p.warm[&m[0]] = res
 }
 
-// zeroTouched zeroes the resident pages of m: in place (they stay
-// resident) if warm, else by releasing them. It returns the resident bytes
-// left.
+// zeroTouched zeroes m: its resident pages in place (they stay resident)
+// if warm, else by releasing them, and the rest by releasing them too: a
+// page mincore calls not resident is either untouched (zero already) or
+// swapped out with the job's data in it, which only MADV_DONTNEED drops.
+// pgas clears only what it handed out before (the transport contract is
+// zeroed segments), so a stale swapped page would reach the next job. It
+// returns the resident bytes left.
 func zeroTouched(m []byte, warm bool) (int64, error) {
 	page := os.Getpagesize()
 	vec := make([]byte, (len(m)+page-1)/page)
@@ -124,16 +128,13 @@ func zeroTouched(m []byte, warm bool) (int64, error) {
 	}
 	var res int64
 	for i := 0; i < len(vec); {
-		if vec[i]&1 == 0 {
-			i++
-			continue
-		}
+		resident := vec[i]&1 != 0
 		j := i
-		for j < len(vec) && vec[j]&1 != 0 {
+		for j < len(vec) && (vec[j]&1 != 0) == resident {
 			j++
 		}
 		run := m[i*page : min(j*page, len(m))]
-		if warm {
+		if resident && warm {
 			clear(run)
 			res += int64(len(run))
 		} else if err := syscall.Madvise(run, syscall.MADV_DONTNEED); err != nil {
