@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"math"
 	"runtime"
 	"slices"
@@ -116,11 +117,17 @@ func (f *files) add(o files) {
 }
 
 func (t *tally) result(top int) *Result {
+	return t.files.result(top, t.words.Len(), t.words.All())
+}
+
+// result builds the Result of files and words, n distinct words that each
+// come once.
+func (t *files) result(top, n int, words iter.Seq2[string, int64]) *Result {
 	r := &Result{Files: t.Read, SkippedBinary: t.Binary, Unreadable: t.Unreadable}
 	slices.Sort(r.SkippedBinary)
 	slices.SortFunc(r.Unreadable, func(a, b Skip) int { return strings.Compare(a.Path, b.Path) })
-	r.Words = make([]WordCount, 0, t.words.Len())
-	for w, n := range t.words.All() {
+	r.Words = make([]WordCount, 0, n)
+	for w, n := range words {
 		r.Words = append(r.Words, WordCount{w, n})
 		r.TotalWords += n
 	}
@@ -289,13 +296,17 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return nil, joberr.Wrap("wordcount", err)
 	}
 	return appjob.Reduce(ctx, r, j, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (*Result, error) {
-		t := &tally{words: reduce.NewCountTable(), files: files{Unreadable: skipped}}
+		// The pairs hold each word once, combined: no table to count into.
+		f := files{Unreadable: skipped}
 		for _, s := range sides {
-			t.add(s)
+			f.add(s)
 		}
-		for i, k := range p.Keys {
-			t.words.AddN(k, p.Value(i))
-		}
-		return t.result(o.Top), nil
+		return f.result(o.Top, p.Len(), func(yield func(string, int64) bool) {
+			for i, k := range p.Keys {
+				if !yield(k, p.Value(i)) {
+					return
+				}
+			}
+		}), nil
 	})
 }
