@@ -56,6 +56,21 @@ type state struct {
 	stage  pgas.Region
 	cap    int64 // bytes per half
 	parity int64
+	trees  map[treeKey][][]edge // broadcast trees built so far
+
+	// Per-rank byte counts of a round and of a sub-round, kept zero
+	// between uses (each use zeroes the entries its moves touched), so
+	// that a round of a few moves costs O(moves), not O(ranks): at 1,024
+	// in-process ranks fresh arrays were most of a broadcast.
+	roundUsed, subUsed []int64
+}
+
+// perRank returns *buf grown to n entries; its entries are zero.
+func perRank(buf *[]int64, n int) []int64 {
+	if len(*buf) < n {
+		*buf = make([]int64, n)
+	}
+	return (*buf)[:n]
 }
 
 type stateKey struct{}
@@ -360,7 +375,14 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 	// Per receiver rank, as slices: a round has a move per rank pair or
 	// per rank, and a map per call cost more than the moves at hundreds
 	// of ranks.
-	used := make([]int64, c.r.N())
+	used := perRank(&c.st.roundUsed, c.r.N())
+	defer func() {
+		for _, m := range moves {
+			if c.staged(m) {
+				used[m.dst.rank] = 0
+			}
+		}
+	}()
 	var need int64
 	for _, m := range moves {
 		if m.n <= 0 {
@@ -397,7 +419,11 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 			inPlace = false // only the first sub-round has shared moves
 		}
 		var subNeed int64
-		clear(used)
+		for _, m := range moves {
+			if c.staged(m) {
+				used[m.dst.rank] = 0
+			}
+		}
 		for _, m := range sub {
 			if c.staged(m) {
 				used[m.dst.rank] += m.n * c.esz
@@ -454,7 +480,14 @@ func (c *call[T]) splitRound(moves []move, capacity int64) [][]move {
 func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need int64) error {
 	r, me := c.r, c.me
 	stageOff := make([]int64, len(moves))
-	used := make([]int64, c.r.N())
+	used := perRank(&c.st.subUsed, c.r.N())
+	defer func() {
+		for _, m := range moves {
+			if c.staged(m) {
+				used[m.dst.rank] = 0
+			}
+		}
+	}()
 	for i, m := range moves {
 		if c.staged(m) {
 			stageOff[i] = used[m.dst.rank]
@@ -470,7 +503,7 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 	// A1: shared sources this rank reads (agent moves and gets into its own
 	// private destinations).
 	h := &pgas.Handle{}
-	tmp := make([][]T, len(moves))
+	var tmp [][]T // by move, made when a move needs one (rare)
 	for i, m := range moves {
 		if m.n <= 0 || c.isPriv(m.src) {
 			continue
@@ -482,6 +515,9 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 			case mode == ssPull:
 				c.getRange(ctx, m.src, c.localRun(m.dst, m.n), h)
 			case mode == ssTmp:
+				if tmp == nil {
+					tmp = make([][]T, len(moves))
+				}
 				tmp[i] = make([]T, m.n)
 				c.getRange(ctx, m.src, tmp[i], h)
 			}
@@ -507,7 +543,7 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 			c.putBytes(ctx, m.dst.rank, base+stageOff[i], pgas.Bytes(c.privSlice(m.src, m.n)), h)
 		case c.isPriv(m.src) && m.src.rank == me && !c.isPriv(m.dst):
 			c.putRange(ctx, m.dst, c.privSlice(m.src, m.n), h)
-		case tmp[i] != nil:
+		case tmp != nil && tmp[i] != nil:
 			c.putRange(ctx, m.dst, tmp[i], h)
 		case !c.isPriv(m.src) && !c.isPriv(m.dst):
 			if agent, mode := c.sharedPlan(m, inPlace); agent == me && mode == ssPush {

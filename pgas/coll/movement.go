@@ -123,7 +123,7 @@ func (c *call[T]) broadcast(ctx context.Context, inPlace bool, n int64) error {
 		}
 	}
 	for i, rd := range broadcastTree(c.t, root, c.o.algo) {
-		var ms []move
+		ms := make([]move, 0, len(rd)+1)
 		for _, e := range rd {
 			ms = append(ms, move{srcOf(e.from), c.chunk(bufDst, e.to, n), n})
 		}
