@@ -434,10 +434,18 @@ func (x *xfer[K, V]) rows(ctx context.Context, row []int64) ([]int64, error) {
 		}
 		return all, nil
 	}
-	if err := coll.Gather(ctx, w, coll.Private(all), coll.Private(row), len(row), coll.Root(0)); err != nil {
+	// The root gathers into a matrix of its own and broadcasts from it (an
+	// in-place broadcast copies its buffer on every member to stream);
+	// elsewhere the gather's destination and the broadcast's source are
+	// not read.
+	gathered := all
+	if x.r.ID() == 0 {
+		gathered = make([]int64, len(all))
+	}
+	if err := coll.Gather(ctx, w, coll.Private(gathered), coll.Private(row), len(row), coll.Root(0)); err != nil {
 		return nil, err
 	}
-	if err := coll.BroadcastInPlace(ctx, w, coll.Private(all), len(all), coll.Root(0)); err != nil {
+	if err := coll.Broadcast(ctx, w, coll.Private(all), coll.Private(gathered), len(all), coll.Root(0)); err != nil {
 		return nil, err
 	}
 	return all, nil
