@@ -22,7 +22,14 @@ func runColl(b *testing.B, ranks int, setup func(ctx context.Context, r *pgas.Ra
 	for _, s := range benchSizes {
 		seg = max(seg, 8*s*int64(ranks)+(16<<20))
 	}
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, SegmentBytes: seg}, func(ctx context.Context, r *pgas.Rank) error {
+	runCollCfg(b, pgas.Config{Ranks: ranks, SegmentBytes: seg}, setup)
+}
+
+// runCollCfg runs setup's operation b.N times on every rank of a job of
+// cfg, after one untimed call; rank 0 owns the timer.
+func runCollCfg(b *testing.B, cfg pgas.Config, setup func(ctx context.Context, r *pgas.Rank) (func() error, error)) {
+	b.Helper()
+	err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
 		op, err := setup(ctx, r)
 		if err != nil {
 			return err

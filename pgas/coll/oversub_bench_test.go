@@ -19,27 +19,10 @@ func BenchmarkOversubscribed(b *testing.B) {
 	for _, ranks := range []int{64, 256, 1024} {
 		cfg := pgas.Config{Ranks: ranks, SegmentBytes: pgas.MinSegmentBytes + 256<<10}
 		run := func(b *testing.B, op func(ctx context.Context, r *pgas.Rank, dst, src []int64) error) {
-			err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
+			runCollCfg(b, cfg, func(ctx context.Context, r *pgas.Rank) (func() error, error) {
 				src, dst := []int64{int64(r.ID())}, make([]int64, ranks)
-				if err := op(ctx, r, dst, src); err != nil { // warm up: staging
-					return err
-				}
-				if r.ID() == 0 {
-					b.ResetTimer()
-				}
-				for range b.N {
-					if err := op(ctx, r, dst, src); err != nil {
-						return err
-					}
-				}
-				if r.ID() == 0 {
-					b.StopTimer()
-				}
-				return nil
+				return func() error { return op(ctx, r, dst, src) }, nil
 			})
-			if err != nil {
-				b.Fatal(err)
-			}
 		}
 		b.Run(fmt.Sprintf("broadcast/ranks=%d", ranks), func(b *testing.B) {
 			run(b, func(ctx context.Context, r *pgas.Rank, dst, src []int64) error {
