@@ -39,10 +39,7 @@ type ArrayRef struct {
 // CheckElem reports whether T can live in segment memory.
 func CheckElem[T any]() error {
 	t := reflect.TypeFor[T]()
-	if t.Size() == 0 {
-		return fmt.Errorf("pgas: element type %v has size 0", t)
-	}
-	if err := elem.Plain(t); err != nil {
+	if err := elem.Raw(t); err != nil {
 		return fmt.Errorf("pgas: element type %v cannot live in shared memory: %w; use fixed-size, pointer-free types", t, err)
 	}
 	return nil

@@ -83,10 +83,7 @@ func RawCodec[T any]() (Codec[T], error) {
 // (pgas.CheckElem).
 func checkRaw[T any]() error {
 	t := reflect.TypeFor[T]()
-	if t.Size() == 0 {
-		return fmt.Errorf("type %v has size 0", t)
-	}
-	if err := elem.Plain(t); err != nil {
+	if err := elem.Raw(t); err != nil {
 		return fmt.Errorf("type %v cannot move as raw memory: %w; use fixed-size, pointer-free types", t, err)
 	}
 	return nil

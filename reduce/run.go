@@ -75,38 +75,26 @@ func (s *Store[K, V]) Merge(runs []Run[K, V]) Run[K, V] {
 	}
 	var group []val[V]
 	for len(m.heap) > 0 {
-		ri := m.heap[0]
-		i := m.pos[ri]
+		ri, i := m.top()
 		k := runs[ri].Keys[i]
 		out.Keys = append(out.Keys, k)
 		if !all {
 			acc := runs[ri].Vals[i]
-			m.advance()
-			for len(m.heap) > 0 {
-				rj := m.heap[0]
-				j := m.pos[rj]
-				if s.cmp(runs[rj].Keys[j], k) != 0 {
-					break
-				}
+			for m.advance(); m.topIs(k); m.advance() {
+				rj, j := m.top()
 				acc = s.comb.f(acc, runs[rj].Vals[j])
-				m.advance()
 			}
 			out.Vals = append(out.Vals, acc)
 			continue
 		}
 		group = group[:0]
-		for len(m.heap) > 0 {
-			rj := m.heap[0]
-			j := m.pos[rj]
-			if rj != ri && s.cmp(runs[rj].Keys[j], k) != 0 {
-				break
-			}
+		for ok := true; ok; ok = m.topIs(k) {
+			rj, j := m.top()
 			e := runs[rj]
 			for v := e.Off[j]; v < e.Off[j+1]; v++ {
 				group = append(group, val[V]{e.Vals[v], e.Tags[v]})
 			}
 			m.advance()
-			ri = -1 // later runs must match k
 		}
 		out.appendGroup(group)
 	}
@@ -120,6 +108,19 @@ type merger[K, V any] struct {
 	cmp  func(a, b K) int
 	pos  []int // next key of each run
 	heap []int // run indices
+}
+
+// top returns the run with the smallest next key and that key's index.
+func (m *merger[K, V]) top() (run, i int) { return m.heap[0], m.pos[m.heap[0]] }
+
+// topIs reports whether a run has keys left and the smallest next key is
+// k.
+func (m *merger[K, V]) topIs(k K) bool {
+	if len(m.heap) == 0 {
+		return false
+	}
+	ri, i := m.top()
+	return m.cmp(m.runs[ri].Keys[i], k) == 0
 }
 
 func (m *merger[K, V]) less(a, b int) bool {

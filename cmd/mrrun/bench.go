@@ -380,11 +380,7 @@ func benchInput(ctx context.Context, a *app, dir string, p benchPlan, seed uint6
 		if err != nil {
 			return err
 		}
-		if err := gen(f); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		return writeClose(f, gen)
 	}
 	var err error
 	switch a.name {

@@ -573,6 +573,11 @@ func writeFileDirect(path string, write func(w io.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	return writeClose(f, write)
+}
+
+// writeClose runs write on f and closes f, returning the first error.
+func writeClose(f *os.File, write func(w io.Writer) error) error {
 	if err := write(f); err != nil {
 		f.Close()
 		return err

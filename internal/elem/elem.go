@@ -26,12 +26,18 @@ type Number interface {
 	Integer | Float
 }
 
-// Plain reports why t is not plain data, or nil if it is: plain data is a
-// number, a bool, or an array or struct of them, with no pointer, string,
-// slice, map or other reference inside. The error names the offending
-// part ("T.f[] is a string"), without a package prefix. Size is not
-// checked: a struct{} is plain.
-func Plain(t reflect.Type) error { return plain(t, t.String()) }
+// Raw reports why values of t cannot move as their bytes, or nil if they
+// can: t must have a size and be plain data, a number, a bool, or an array
+// or struct of them, with no pointer, string, slice, map or other
+// reference inside. The error names the offending part ("T.f[] is a
+// string", "it has size 0"), without a package prefix; the caller says
+// what t was for.
+func Raw(t reflect.Type) error {
+	if t.Size() == 0 {
+		return fmt.Errorf("it has size 0")
+	}
+	return plain(t, t.String())
+}
 
 func plain(t reflect.Type, path string) error {
 	switch t.Kind() {

@@ -414,38 +414,10 @@ func (x *xfer[K, V]) lengths(ctx context.Context, mine int) ([]int, error) {
 	return out, nil
 }
 
-// rowsByRoot is the rank count from which rows gathers to rank 0 and
-// broadcasts instead of allgathering.
-const rowsByRoot = 16
-
-// rows gives every rank every rank's row of int64 as one matrix
-// (rank-major). From rowsByRoot ranks on it gathers the rows to rank 0
-// and broadcasts the matrix: the flat allgather plans every pair of ranks
-// on every member, O(ranks^2) work a member and most of an exchange's
-// time at 256 in-process ranks, where a gather and a broadcast plan
-// O(ranks). The matrix is the same.
+// rows allgathers one row of int64 per rank into a matrix (rank-major).
 func (x *xfer[K, V]) rows(ctx context.Context, row []int64) ([]int64, error) {
-	n := x.r.N()
-	all := make([]int64, len(row)*n)
-	w := x.r.World()
-	if n < rowsByRoot {
-		if err := coll.Allgather(ctx, w, coll.Private(all), coll.Private(row), len(row)); err != nil {
-			return nil, err
-		}
-		return all, nil
-	}
-	// The root gathers into a matrix of its own and broadcasts from it (an
-	// in-place broadcast copies its buffer on every member to stream);
-	// elsewhere the gather's destination and the broadcast's source are
-	// not read.
-	gathered := all
-	if x.r.ID() == 0 {
-		gathered = make([]int64, len(all))
-	}
-	if err := coll.Gather(ctx, w, coll.Private(gathered), coll.Private(row), len(row), coll.Root(0)); err != nil {
-		return nil, err
-	}
-	if err := coll.Broadcast(ctx, w, coll.Private(all), coll.Private(gathered), len(all), coll.Root(0)); err != nil {
+	all := make([]int64, len(row)*x.r.N())
+	if err := coll.Allgather(ctx, x.r.World(), coll.Private(all), coll.Private(row), len(row)); err != nil {
 		return nil, err
 	}
 	return all, nil
