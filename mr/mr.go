@@ -292,6 +292,12 @@ func Root(rank int) ReduceOption { return func(o *redOpts) { o.o.Root = rank } }
 // WithTransfer selects collective or element-by-element transfer.
 func WithTransfer(t reduce.Transfer) ReduceOption { return func(o *redOpts) { o.o.Transfer = t } }
 
+// WithNodeCombine says whether the ranks of a node combine their pairs
+// into a node-level table first (reduce.NodeCombine; default NodeAuto).
+func WithNodeCombine(n reduce.NodeCombine) ReduceOption {
+	return func(o *redOpts) { o.o.Node = n }
+}
+
 // Merge makes GatherNone and GatherPartitioned gather every rank's pairs
 // to the root afterwards, so that the root's reduce sees all keys.
 func Merge() ReduceOption { return func(o *redOpts) { o.o.Merge = true } }

@@ -58,6 +58,7 @@ func (m MapMode) String() string {
 //	gather-all | gather-root | gather-none | gather-partitioned
 //	                          Gather
 //	no-collectives            Transfer = reduce.ElementByElement
+//	node=on | node=off        Node (reduce.NodeOn, reduce.NodeOff)
 //	root=N                    Root
 //
 // The zero Options prints as "default", and "default" may appear among the
@@ -82,6 +83,10 @@ type Options struct {
 	// Transfer moves the pairs with collectives (the default) or element
 	// by element.
 	Transfer reduce.Transfer
+	// Node says whether the ranks of a node combine their pairs into one
+	// node-level table before pairs move (reduce.NodeCombine; the zero
+	// value, NodeAuto, where it is correct and pays).
+	Node reduce.NodeCombine
 }
 
 // Defaults are what a job makes of Options' zero fields: they are part of
@@ -175,7 +180,7 @@ func (o Options) MapOptions() []MapOption {
 // ranks (GatherNone, GatherPartitioned), so that Root sees every key.
 func (o Options) ReduceOptions(d Defaults) []ReduceOption {
 	g := o.Resolve(d).Gather
-	ro := []ReduceOption{Gather(g), Root(o.Root), WithTransfer(o.Transfer)}
+	ro := []ReduceOption{Gather(g), Root(o.Root), WithTransfer(o.Transfer), WithNodeCombine(o.Node)}
 	if g == reduce.GatherNone || g == reduce.GatherPartitioned {
 		ro = append(ro, Merge())
 	}
@@ -208,6 +213,9 @@ func (o Options) String() string {
 	default:
 		parts = append(parts, fmt.Sprintf("transfer=%d", int(o.Transfer)))
 	}
+	if o.Node != reduce.NodeAuto {
+		parts = append(parts, "node="+o.Node.String())
+	}
 	if o.Root != 0 {
 		parts = append(parts, "root="+strconv.Itoa(o.Root))
 	}
@@ -224,8 +232,8 @@ var ModeNames = []string{"default", "array", "element", "cyclic", "balanced", "b
 
 // A Setting gives one field of Options by name, as a command-line flag
 // does: Field is the field's name in lower case (map, dist, threshold,
-// gather, root or transfer) and Value what the field's type prints
-// (array, cyclic, 1e+06, all, 2, element).
+// gather, root, transfer or node) and Value what the field's type prints
+// (array, cyclic, 1e+06, all, 2, element, off).
 type Setting struct{ Field, Value string }
 
 // A SettingError is a setting that Set refuses: a Value its Field does not
@@ -316,8 +324,14 @@ func (o *Options) set(s Setting) error {
 		default:
 			return bad("collective or element")
 		}
+	case "node":
+		n, err := reduce.ParseNodeCombine(s.Value)
+		if err != nil {
+			return bad("auto, on or off")
+		}
+		o.Node = n
 	default:
-		return fmt.Errorf("mr: Options has no field %q (want map, dist, threshold, gather, root or transfer)", s.Field)
+		return fmt.Errorf("mr: Options has no field %q (want map, dist, threshold, gather, root, transfer or node)", s.Field)
 	}
 	return nil
 }
@@ -337,7 +351,7 @@ func ParseOptions(s string) (Options, error) {
 		return o, errors.New("no mode (want \"default\" or modes joined by +)")
 	}
 	nouns := map[string]string{"map": "map mode", "dist": "distribution", "threshold": "threshold",
-		"gather": "gather mode", "root": "root", "transfer": "transfer mode"}
+		"gather": "gather mode", "root": "root", "transfer": "transfer mode", "node": "node-combine setting"}
 	given := map[string]string{} // field → part that gave it
 	var settings []Setting
 	for _, part := range strings.Split(s, "+") {
@@ -388,10 +402,10 @@ func partSetting(part string) (Setting, error) {
 		return Setting{"gather", g}, nil
 	case part == "no-collectives":
 		return Setting{"transfer", reduce.ElementByElement.String()}, nil
-	case hasVal && (name == "threshold" || name == "root"):
+	case hasVal && (name == "threshold" || name == "root" || name == "node"):
 		return Setting{name, val}, nil
 	}
-	return Setting{}, fmt.Errorf("unknown mode %q (want %s, threshold=T or root=N, or several joined by +)", part, strings.Join(ModeNames, ", "))
+	return Setting{}, fmt.Errorf("unknown mode %q (want %s, threshold=T, root=N or node=on|off, or several joined by +)", part, strings.Join(ModeNames, ", "))
 }
 
 // ParseGather parses a gather mode's name as reduce.Gather's String

@@ -26,6 +26,9 @@ func TestParseOptions(t *testing.T) {
 		{"gather-none", Options{Gather: reduce.GatherNone}},
 		{"array+cyclic", Options{Map: MapArray, Dist: distrib.Cyclic}},
 		{"gather-partitioned+element+balanced", Options{Map: MapElement, Dist: distrib.Balanced, Gather: reduce.GatherPartitioned}},
+		{"node=off+gather-all", Options{Gather: reduce.GatherAll, Node: reduce.NodeOff}},
+		{"node=on", Options{Node: reduce.NodeOn}},
+		{"node=auto", Options{}},
 	} {
 		got, err := ParseOptions(c.in)
 		if err != nil || got != c.want {
@@ -48,6 +51,8 @@ func TestParseOptions(t *testing.T) {
 		{"root=2+threshold=1e3+cyclic", "threshold= applies to bestfit only"},
 		{"threshold=", "threshold=: want a finite number >= 0"},
 		{"gather-all+gather-root", "two gather modes (gather-all and gather-root)"},
+		{"node=maybe", "node=maybe: want auto, on or off"},
+		{"node=on+node=off", "two node-combine settings (node=on and node=off)"},
 	} {
 		_, err := ParseOptions(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.err) {

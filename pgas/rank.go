@@ -80,6 +80,13 @@ func (r *Rank) TransportName() string {
 	return r.cfg.Transport.Name()
 }
 
+// MemoryMapped reports whether the transport maps every rank's segment in
+// this process (inproc, shm), so that a one-sided operation costs about a
+// memory access instead of a message (transport.Extended.MemoryMapped).
+// Algorithms choose fine-grained access by it; the operations go through
+// the transport and are counted all the same.
+func (r *Rank) MemoryMapped() bool { return r.ep.MemoryMapped() }
+
 // Segment returns this rank's own shared segment. Offsets in it are the
 // offsets of Region and Ptr. Writing to it races with other ranks' puts
 // unless a barrier or lock orders them.

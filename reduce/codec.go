@@ -169,11 +169,50 @@ func checkLength(b []byte) error {
 	return nil
 }
 
-// StringCodec encodes strings as msgpack str records.
+// StringCodec encodes strings as msgpack str records: the bytes msgpack's
+// EncodeString writes (fixstr, str8, str16 or str32), written and read
+// here directly, without an encoder, since every pair's key goes through
+// it. Decode takes msgpack bin records too, as msgpack's DecodeString does.
 func StringCodec() Codec[string] {
-	return msgpackCodec("msgpack-string",
-		func(e *msgpack.Encoder, v string) error { return e.EncodeString(v) },
-		func(d *msgpack.Decoder) (string, error) { return d.DecodeString() })
+	c := Codec[string]{name: "msgpack-string", app: appendMsgpackString, dec: decodeMsgpackString}
+	c.mk = StringCodec
+	return c
+}
+
+func appendMsgpackString(b []byte, v string) []byte {
+	switch n := len(v); {
+	case n < 32:
+		b = append(b, 0xa0|byte(n))
+	case n < 1<<8:
+		b = append(b, 0xd9, byte(n))
+	case n < 1<<16:
+		b = append(b, 0xda, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, v...)
+}
+
+func decodeMsgpackString(b []byte) (string, int, error) {
+	if err := checkLength(b); err != nil {
+		return "", 0, fmt.Errorf("reduce: msgpack-string record: %w", err)
+	}
+	var hdr, n int
+	switch c := b[0]; {
+	case c >= 0xa0 && c <= 0xbf:
+		hdr, n = 1, int(c&0x1f)
+	case c == 0xd9 || c == 0xc4:
+		hdr, n = 2, int(b[1])
+	case c == 0xda || c == 0xc5:
+		hdr, n = 3, int(binary.BigEndian.Uint16(b[1:]))
+	case c == 0xdb || c == 0xc6:
+		hdr, n = 5, int(binary.BigEndian.Uint32(b[1:]))
+	case c == 0xc0: // nil, which msgpack decodes as ""
+		return "", 1, nil
+	default:
+		return "", 0, fmt.Errorf("reduce: msgpack-string record: code 0x%x is not a string", c)
+	}
+	return string(b[hdr : hdr+n]), hdr + n, nil
 }
 
 // BytesCodec encodes byte slices as msgpack bin records.

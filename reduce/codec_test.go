@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // roundTrip encodes v after a prefix, decodes it back and checks the value,
@@ -169,6 +171,36 @@ func TestStringCodecRoundTrip(t *testing.T) {
 		if len(enc) != len(s)+hdr {
 			t.Errorf("string of %d bytes encoded in %d bytes, want %d", len(s), len(enc), len(s)+hdr)
 		}
+	}
+}
+
+// TestStringCodecIsMsgpack: the hand-written string codec writes the bytes
+// msgpack's encoder writes, and reads what msgpack writes for strings and
+// byte slices, at every header boundary.
+func TestStringCodecIsMsgpack(t *testing.T) {
+	c := StringCodec()
+	for _, n := range []int{0, 1, 31, 32, 255, 256, 65535, 65536, 70000} {
+		s := strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+		want, err := msgpack.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Append([]byte{7}, s); !bytes.Equal(got[1:], want) || got[0] != 7 {
+			t.Errorf("%d bytes: encoded % x..., msgpack % x...", len(s), got[1:min(len(got), 6)], want[:min(len(want), 5)])
+		}
+		bin, err := msgpack.Marshal([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range [][]byte{want, bin} {
+			v, m, err := c.Decode(append(b, 1, 2))
+			if err != nil || v != s || m != len(b) {
+				t.Errorf("%d bytes: decoded %d bytes, %d used of %d, %v", len(s), len(v), m, len(b), err)
+			}
+		}
+	}
+	if _, _, err := c.Decode([]byte{0x01}); err == nil {
+		t.Error("decoded a positive fixint as a string")
 	}
 }
 

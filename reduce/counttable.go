@@ -115,6 +115,19 @@ func (c *CountTable) Reset() {
 	c.n = 0
 }
 
+// Pairs returns the table's keys and counts in no particular order: what
+// Store.AddPairs takes whole. The table is unchanged.
+func (c *CountTable) Pairs() (keys []string, counts []int64) {
+	keys, counts = make([]string, 0, c.n), make([]int64, 0, c.n)
+	for _, s := range c.slots {
+		if s.h != 0 {
+			keys = append(keys, s.word)
+			counts = append(counts, s.count)
+		}
+	}
+	return keys, counts
+}
+
 // Run returns the table's keys in ascending order with their counts: the
 // combined, sorted run a Store takes whole (Store.AddRun), without a
 // second hash table. The table is unchanged.

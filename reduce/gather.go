@@ -73,11 +73,56 @@ func (t Transfer) String() string {
 	return "collective"
 }
 
+// NodeCombine says whether the ranks of a node combine their pairs into
+// one node-level table before pairs move between ranks (shuffle.Collect),
+// so that the pairs that move scale with nodes × distinct keys instead of
+// ranks × distinct keys.
+type NodeCombine int
+
+// The node-combining settings.
+const (
+	// NodeAuto combines where it is correct and pays: the store combines
+	// with a commutative combiner, the gather mode moves pairs (not
+	// GatherNone), some node has more than one rank, and the transport
+	// maps every segment in the process (pgas.Rank.MemoryMapped: inproc,
+	// shm), so the table's fine-grained one-sided operations are memory
+	// accesses.
+	NodeAuto NodeCombine = iota
+	// NodeOn combines wherever it is correct, on any transport.
+	NodeOn
+	// NodeOff never combines across ranks before the exchange.
+	NodeOff
+)
+
+func (n NodeCombine) String() string {
+	switch n {
+	case NodeAuto:
+		return "auto"
+	case NodeOn:
+		return "on"
+	case NodeOff:
+		return "off"
+	}
+	return fmt.Sprintf("NodeCombine(%d)", int(n))
+}
+
+// ParseNodeCombine parses "auto", "on" or "off".
+func ParseNodeCombine(s string) (NodeCombine, error) {
+	for _, n := range []NodeCombine{NodeAuto, NodeOn, NodeOff} {
+		if s == n.String() {
+			return n, nil
+		}
+	}
+	return NodeAuto, fmt.Errorf("unknown node-combine setting %q (want auto, on or off)", s)
+}
+
 // Options configures the reduce stage's data movement (shuffle.Collect).
 type Options struct {
 	Gather   Gather
 	Root     int // for GatherRoot and Merge
 	Transfer Transfer
+	// Node says whether the ranks of a node combine their pairs first.
+	Node NodeCombine
 	// Merge, with GatherNone or GatherPartitioned, gathers every rank's
 	// (combined) pairs to Root afterwards, merged in key order, so that the
 	// root can compute the whole result.
@@ -90,9 +135,15 @@ type Stats struct {
 	PairsMoved    int64 // pairs this rank sent to other ranks
 	BytesSent     int64 // bytes of pairs this rank sent to other ranks
 	BytesReceived int64 // bytes of pairs other ranks sent to this rank
-	Combine       time.Duration
-	Exchange      time.Duration
-	Merge         time.Duration
+	// NodePairs counts the pairs this rank folded into its node's table
+	// (Options.Node), and NodeOverflow those it could not (the table was
+	// full), which moved as ordinary pairs instead.
+	NodePairs    int64
+	NodeOverflow int64
+	Combine      time.Duration
+	Node         time.Duration // node-level combining, when it ran
+	Exchange     time.Duration
+	Merge        time.Duration
 }
 
 // Add adds o's counts and times into s.
@@ -101,7 +152,10 @@ func (s *Stats) Add(o Stats) {
 	s.PairsMoved += o.PairsMoved
 	s.BytesSent += o.BytesSent
 	s.BytesReceived += o.BytesReceived
+	s.NodePairs += o.NodePairs
+	s.NodeOverflow += o.NodeOverflow
 	s.Combine += o.Combine
+	s.Node += o.Node
 	s.Exchange += o.Exchange
 	s.Merge += o.Merge
 }

@@ -31,9 +31,10 @@ type Store[K comparable, V any] struct {
 	kc   Codec[K]
 	vc   Codec[V]
 
-	c    container[K, V]
-	emit func(K, V)  // c's emit, bound on its concrete type once
-	runs []Run[K, V] // combined runs added whole (AddRun)
+	c     container[K, V]
+	emit  func(K, V)  // c's emit, bound on its concrete type once
+	runs  []Run[K, V] // combined runs added whole (AddRun)
+	loose []Run[K, V] // combined pairs added whole in no order (AddPairs)
 	state
 }
 
@@ -50,6 +51,9 @@ type container[K comparable, V any] interface {
 	emit(k K, v V)
 	keys() int         // distinct keys held
 	sorted() Run[K, V] // the pairs as a sorted run (Drain resets the container after)
+	// pairs returns the pairs in any order (DrainCombined): a hash
+	// container skips the sort.
+	pairs() Run[K, V]
 	reset()
 }
 
@@ -203,15 +207,82 @@ func (s *Store[K, V]) AddRun(e Run[K, V]) error {
 	return nil
 }
 
+// AddPairs adds combined pairs whole, in any order, each key at most
+// once (a map's own combining table, such as CountTable.Pairs), as if each
+// pair were emitted. Drain sorts them; DrainCombined, which the reduce
+// stage uses when the ranks of a node combine their pairs in a node-level
+// table, does not. The slices belong to the store. A store that keeps all
+// values takes no pairs this way.
+func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
+	if s.comb.KeepsAll() {
+		return fmt.Errorf("reduce: AddPairs on a store that keeps all values")
+	}
+	if len(vals) != len(keys) {
+		return fmt.Errorf("reduce: AddPairs of %d keys and %d values", len(keys), len(vals))
+	}
+	s.emitted += int64(len(keys))
+	if len(keys) > 0 {
+		s.loose = append(s.loose, Run[K, V]{Keys: keys, Vals: vals})
+	}
+	return nil
+}
+
 // Reset empties the store, keeping its kind, combiner and codecs.
 func (s *Store[K, V]) Reset() {
 	s.c.reset()
 	s.runs = nil
+	s.loose = nil
 	s.state = state{}
+}
+
+// DrainCombined returns the store's pairs, each combined within the part
+// of the store that holds it (the container, each run, each AddPairs), in
+// no particular order, and empties the store: a key may appear once per
+// part. A store that keeps all values drains sorted (Drain).
+func (s *Store[K, V]) DrainCombined() Run[K, V] {
+	if s.comb.KeepsAll() {
+		return s.Drain()
+	}
+	e := s.c.pairs()
+	for _, r := range append(s.runs, s.loose...) {
+		if len(e.Keys) == 0 {
+			e = r
+			continue
+		}
+		e.Keys = append(e.Keys, r.Keys...)
+		e.Vals = append(e.Vals, r.Vals...)
+	}
+	s.Reset()
+	return e
+}
+
+// SortCombined sorts pairs in no order, whose values are combined but
+// whose keys may repeat (DrainCombined's), into a run, combining the
+// values of equal keys with the store's combiner in no particular order:
+// for commutative combiners only.
+func (s *Store[K, V]) SortCombined(e Run[K, V]) Run[K, V] {
+	idx := make([]int32, len(e.Keys))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return s.cmp(e.Keys[a], e.Keys[b]) })
+	out := Run[K, V]{Keys: make([]K, 0, len(idx)), Vals: make([]V, 0, len(idx))}
+	for _, i := range idx {
+		if n := len(out.Keys); n > 0 && s.cmp(out.Keys[n-1], e.Keys[i]) == 0 {
+			out.Vals[n-1] = s.comb.Combine(out.Vals[n-1], e.Vals[i])
+			continue
+		}
+		out.Keys = append(out.Keys, e.Keys[i])
+		out.Vals = append(out.Vals, e.Vals[i])
+	}
+	return out
 }
 
 // Drain returns the store's pairs as a sorted run and empties the store.
 func (s *Store[K, V]) Drain() Run[K, V] {
+	for _, l := range s.loose {
+		s.runs = append(s.runs, s.SortCombined(l))
+	}
 	e := s.c.sorted()
 	if len(s.runs) > 0 {
 		if len(e.Keys) == 0 && len(s.runs) == 1 {
@@ -256,6 +327,15 @@ func (c *hashCombined[K, V]) reset() {
 	c.hv = nil
 }
 
+func (c *hashCombined[K, V]) pairs() Run[K, V] {
+	e := Run[K, V]{Keys: make([]K, 0, len(c.h)), Vals: make([]V, 0, len(c.h))}
+	for k, i := range c.h {
+		e.Keys = append(e.Keys, k)
+		e.Vals = append(e.Vals, c.hv[i])
+	}
+	return e
+}
+
 func (c *hashCombined[K, V]) sorted() Run[K, V] {
 	e := Run[K, V]{Keys: make([]K, 0, len(c.h))}
 	for k := range c.h {
@@ -285,6 +365,8 @@ func (c *hashAll[K, V]) emit(k K, v V) {
 func (c *hashAll[K, V]) keys() int { return len(c.ha) }
 
 func (c *hashAll[K, V]) reset() { c.ha = map[K][]val[V]{} }
+
+func (c *hashAll[K, V]) pairs() Run[K, V] { return c.sorted() }
 
 func (c *hashAll[K, V]) sorted() Run[K, V] {
 	keys := make([]K, 0, len(c.ha))
@@ -355,6 +437,8 @@ func (c *arrayCombined[K, V]) reset() {
 	clear(c.has)
 }
 
+func (c *arrayCombined[K, V]) pairs() Run[K, V] { return c.sorted() }
+
 func (c *arrayCombined[K, V]) sorted() Run[K, V] {
 	var e Run[K, V]
 	for i, h := range c.has {
@@ -404,6 +488,8 @@ func (c *arrayAll[K, V]) reset() {
 	clear(c.vals)
 	clear(c.has)
 }
+
+func (c *arrayAll[K, V]) pairs() Run[K, V] { return c.sorted() }
 
 func (c *arrayAll[K, V]) sorted() Run[K, V] {
 	e := Run[K, V]{Off: []int{0}}

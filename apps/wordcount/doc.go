@@ -30,9 +30,10 @@
 // word) in memory. The context is checked once per block. A rank counts its
 // chunks in one local table (an open-addressing table that allocates only
 // for new words) and, after its last chunk, hands it to its
-// reduce.NewHashStore[string, int64](reduce.Sum[int64]()) as one sorted
-// run, one pair per distinct word (reduce.CountTable.Run,
-// reduce.Store.AddRun: no second hash table), from the map's finish
+// reduce.NewHashStore[string, int64](reduce.Sum[int64]()) whole, one pair
+// per distinct word in no order (reduce.CountTable.Pairs,
+// reduce.Store.AddPairs: no second hash table, and no sort where the ranks
+// of a node combine in a node-level table first), from the map's finish
 // function (mr.WithFinish), in the element map and the array map alike. File statuses (files read, skipped as binary or
 // unreadable) are each rank's side result, gathered with mr.GatherValues
 // to the rank that builds the Result. The default gather is partitioned

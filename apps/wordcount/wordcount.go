@@ -279,7 +279,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 			}
 			return nil
 		}, st, mr.WithFinish(func(ctx context.Context, _ func(string, int64)) error {
-			return st.AddRun(c.Run()) // the table is combined already: no second hash table
+			return st.AddPairs(c.Pairs()) // the table is combined already: no second hash table
 		}))
 	if err != nil {
 		return nil, err

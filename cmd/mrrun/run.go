@@ -178,6 +178,7 @@ type runFlags struct {
 	gather, baseline, words        string
 	inputFormat, png, output       string
 	outputFormat, statsFormat      string
+	nodeCombine                    string
 	cpuprofile, memprofile         string
 	threshold                      float64
 	noCollectives, stats, quiet    bool
@@ -191,13 +192,14 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
-	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root or --no-collectives")
+	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root, --no-collectives or --node-combine")
 	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
 	fs.Float64Var(&f.threshold, "threshold", 0, "best-fit's threshold on the load difference, in bytes")
 	fs.StringVar(&f.mapMode, "map", "", "element or array (default: the app's fast path, array except for spamcount)")
 	fs.StringVar(&f.gather, "gather", "", "all, root, none or partitioned (default: partitioned for wordcount and spamcount, root for histogram and linreg)")
 	fs.IntVar(&f.root, "root", 0, "the rank that gets the result")
 	fs.BoolVar(&f.noCollectives, "no-collectives", false, "move pairs element by element instead of with collectives")
+	fs.StringVar(&f.nodeCombine, "node-combine", "auto", "combine the pairs of the ranks of a node in one node-level table before they move: auto (where the transport maps every segment: inproc, shm), on or off")
 	fs.StringVar(&f.baseline, "baseline", "", "run a built-in baseline instead of pgasmr: seq, goroutines, or mrmpi (MapReduce-MPI under mpirun, built with -tags mpi,mrmpi); same output")
 	fs.BoolVar(&f.compress, "compress", false, "--baseline mrmpi: combine each rank's pairs locally (MR_compress) before the collate")
 	fs.IntVar(&f.top, "top", 0, appFlags["top"])
@@ -306,7 +308,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 // the field of mr.Options each sets (mr.Setting).
 var optionFlags = []struct{ flag, field string }{
 	{"dist", "dist"}, {"threshold", "threshold"}, {"map", "map"},
-	{"gather", "gather"}, {"root", "root"}, {"no-collectives", "transfer"},
+	{"gather", "gather"}, {"root", "root"}, {"no-collectives", "transfer"}, {"node-combine", "node"},
 }
 
 // jobOptions returns the job options the flags set for app a: from --mode

@@ -29,14 +29,18 @@ type statsJSON struct {
 type phasesJSON struct {
 	Map      float64 `json:"map"`
 	Combine  float64 `json:"combine"`
+	Node     float64 `json:"node"` // node-level combining (reduce.Options.Node)
 	Exchange float64 `json:"exchange"`
 	Reduce   float64 `json:"reduce"`
 }
 
 type rankStatsJSON struct {
-	Rank          int        `json:"rank"`
-	PairsEmitted  int64      `json:"pairs_emitted"`
-	PairsMoved    int64      `json:"pairs_moved"`
+	Rank         int   `json:"rank"`
+	PairsEmitted int64 `json:"pairs_emitted"`
+	PairsMoved   int64 `json:"pairs_moved"`
+	NodePairs    int64 `json:"node_pairs"`    // folded into the node's table
+	NodeOverflow int64 `json:"node_overflow"` // the node's table had no room for
+
 	BytesSent     int64      `json:"bytes_sent"`
 	BytesReceived int64      `json:"bytes_received"`
 	Messages      int64      `json:"messages"`
@@ -44,7 +48,7 @@ type rankStatsJSON struct {
 }
 
 func phases(r mr.JobStats) phasesJSON {
-	return phasesJSON{Map: r.Map.Seconds(), Combine: r.Reduce.Combine.Seconds(), Exchange: r.Reduce.Exchange.Seconds(), Reduce: r.ReduceTime().Seconds()}
+	return phasesJSON{Map: r.Map.Seconds(), Combine: r.Reduce.Combine.Seconds(), Node: r.Reduce.Node.Seconds(), Exchange: r.Reduce.Exchange.Seconds(), Reduce: r.ReduceTime().Seconds()}
 }
 
 // toJSON builds the JSON form of s. Bytes are the runtime's counted
@@ -65,10 +69,12 @@ func (s jobStats) toJSON() statsJSON {
 		p := phases(r)
 		out.Phases.Map = max(out.Phases.Map, p.Map)
 		out.Phases.Combine = max(out.Phases.Combine, p.Combine)
+		out.Phases.Node = max(out.Phases.Node, p.Node)
 		out.Phases.Exchange = max(out.Phases.Exchange, p.Exchange)
 		out.Phases.Reduce = max(out.Phases.Reduce, p.Reduce)
 		sent, recv := pgas.Moved(runtime, i)
 		out.PerRank[i] = rankStatsJSON{Rank: i, PairsEmitted: r.Reduce.PairsEmitted, PairsMoved: r.Reduce.PairsMoved,
+			NodePairs: r.Reduce.NodePairs, NodeOverflow: r.Reduce.NodeOverflow,
 			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p}
 	}
 	return out
@@ -89,16 +95,20 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 		return time.Duration(v * float64(time.Second)).Round(time.Microsecond).String()
 	}
 	fmt.Fprintf(w, "stats: transport %s, %d ranks, %d per node, wall %s\n", j.Transport, j.Ranks, j.RanksPerNode, sec(j.WallS))
-	fmt.Fprintf(w, "phases (slowest rank): map %s, combine %s, exchange %s, reduce %s\n",
-		sec(j.Phases.Map), sec(j.Phases.Combine), sec(j.Phases.Exchange), sec(j.Phases.Reduce))
+	fmt.Fprintf(w, "phases (slowest rank): map %s, combine %s, node %s, exchange %s, reduce %s\n",
+		sec(j.Phases.Map), sec(j.Phases.Combine), sec(j.Phases.Node), sec(j.Phases.Exchange), sec(j.Phases.Reduce))
 	if j.MemoryLimit != "" {
 		fmt.Fprintf(w, "memory limit: %s\n", j.MemoryLimit)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tpairs emitted\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\texchange\t")
+	fmt.Fprintln(tw, "rank\tpairs emitted\tnode pairs\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\tnode\texchange\t")
 	for _, r := range j.PerRank {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.Rank, r.PairsEmitted, r.PairsMoved, r.BytesSent, r.BytesReceived,
-			r.Messages, sec(r.PhasesS.Map), sec(r.PhasesS.Exchange))
+		node := fmt.Sprint(r.NodePairs)
+		if r.NodeOverflow > 0 {
+			node += fmt.Sprintf(" (+%d over)", r.NodeOverflow)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", r.Rank, r.PairsEmitted, node, r.PairsMoved, r.BytesSent, r.BytesReceived,
+			r.Messages, sec(r.PhasesS.Map), sec(r.PhasesS.Node), sec(r.PhasesS.Exchange))
 	}
 	return tw.Flush()
 }

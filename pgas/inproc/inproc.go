@@ -149,6 +149,9 @@ func (e *endpoint) Collectives() transport.Collectives { return nil }
 // the one pgas.Run that hosts them, which learns of a failure directly.
 func (e *endpoint) Failed() <-chan struct{} { return nil }
 
+// MemoryMapped is true: every segment is memory of this process.
+func (e *endpoint) MemoryMapped() bool { return true }
+
 func (e *endpoint) Rank() int       { return e.rank }
 func (e *endpoint) Size() int       { return e.j.job.Ranks }
 func (e *endpoint) Segment() []byte { return e.j.segs[e.rank] }

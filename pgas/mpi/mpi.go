@@ -643,6 +643,9 @@ func (e *endpoint) Collectives() transport.Collectives { return nil }
 // (MPI_Abort), so there is no failure to learn of between calls.
 func (e *endpoint) Failed() <-chan struct{} { return nil }
 
+// MemoryMapped is false: one-sided operations are MPI RMA calls.
+func (e *endpoint) MemoryMapped() bool { return false }
+
 func (e *endpoint) Rank() int       { return e.rank }
 func (e *endpoint) Size() int       { return e.size }
 func (e *endpoint) Segment() []byte { return e.seg }

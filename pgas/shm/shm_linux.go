@@ -257,6 +257,10 @@ type endpoint struct {
 // learns of the failure too.
 func (e *endpoint) Failed() <-chan struct{} { return e.failed }
 
+// MemoryMapped is true: the job's segment file is mapped whole in every
+// process.
+func (e *endpoint) MemoryMapped() bool { return true }
+
 // watch sleeps on the failure record's word until a failure is recorded
 // or the endpoint is closed.
 func (e *endpoint) watch() {

@@ -249,11 +249,27 @@ type Extended interface {
 	// stops promptly instead of at its next blocking call. The result is
 	// the same on every call.
 	Failed() <-chan struct{}
+
+	// MemoryMapped reports whether every segment of the job is mapped in
+	// this process (the in-process and shm transports), so that a
+	// one-sided operation to any rank is a memory access: fine-grained
+	// algorithms (the reduce stage's node-level combining table) may use
+	// one operation per element there, where over a network (mpi) they
+	// would pay a message each. The result is the same on every call. A
+	// wrapper that delays or throttles operations reports false.
+	MemoryMapped() bool
+}
+
+// MemoryMapper is the optional interface of an endpoint whose job's
+// segments are all mapped in its process; Extend reads it.
+type MemoryMapper interface {
+	MemoryMapped() bool
 }
 
 // Extend returns ep as an Extended endpoint: ep itself if it already is
-// one, else a shim whose Collectives and Failed report what ep implements
-// of Collectives and FailureNotifier (nil where it implements neither)
+// one, else a shim whose Collectives, Failed and MemoryMapped report what
+// ep implements of Collectives, FailureNotifier and MemoryMapper (nil or
+// false where it implements none)
 // and whose other methods are ep's. Call it once per endpoint, at Open,
 // and use the result from then on; it is the one place the optional
 // interfaces are type-asserted.
@@ -266,6 +282,9 @@ func Extend(ep Endpoint) Extended {
 	if fn, ok := ep.(FailureNotifier); ok {
 		s.failed = fn.Failed()
 	}
+	if m, ok := ep.(MemoryMapper); ok {
+		s.mapped = m.MemoryMapped()
+	}
 	return s
 }
 
@@ -274,7 +293,9 @@ type shim struct {
 	Endpoint
 	coll   Collectives
 	failed <-chan struct{}
+	mapped bool
 }
 
 func (s *shim) Collectives() Collectives { return s.coll }
 func (s *shim) Failed() <-chan struct{}  { return s.failed }
+func (s *shim) MemoryMapped() bool       { return s.mapped }

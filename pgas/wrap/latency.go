@@ -92,6 +92,10 @@ type latencyEndpoint struct {
 
 var _ transport.Extended = (*latencyEndpoint)(nil)
 
+// MemoryMapped is false: every operation pays the delay, as over a
+// network, whatever the inner transport is.
+func (e *latencyEndpoint) MemoryMapped() bool { return false }
+
 // notePut records a put that completes at t.
 func (e *latencyEndpoint) notePut(t time.Time) {
 	e.mu.Lock()

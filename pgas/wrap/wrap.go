@@ -35,6 +35,9 @@ func (b *base) Close() error    { return b.inner.Close() }
 // Failed is the inner endpoint's.
 func (b *base) Failed() <-chan struct{} { return b.inner.Failed() }
 
+// MemoryMapped is the inner endpoint's.
+func (b *base) MemoryMapped() bool { return b.inner.MemoryMapped() }
+
 // Collectives returns the inner endpoint's native collectives as the
 // wrapper wraps them, or nil if it has none.
 func (b *base) Collectives() transport.Collectives { return b.nat }

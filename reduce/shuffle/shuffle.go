@@ -26,11 +26,24 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	}
 	o.Gather = o.Gather.Resolve()
 	st.PairsEmitted = s.Emitted()
-	t0 := time.Now()
-	local := s.Drain()
-	st.Combine = time.Since(t0)
-
 	x := newXfer(r, s, &st, o.Transfer)
+	node := x.nodeWanted(o)
+	t0 := time.Now()
+	var local reduce.Run[K, V]
+	if node {
+		local = s.DrainCombined() // the node table needs no order
+	} else {
+		local = s.Drain()
+	}
+	st.Combine = time.Since(t0)
+	if node {
+		t0 = time.Now()
+		local, err = x.nodeCombine(ctx, local, o.Node == reduce.NodeOn)
+		st.Node = time.Since(t0)
+		if err != nil {
+			return nil, false, st, err
+		}
+	}
 	t0 = time.Now()
 	var runs []reduce.Run[K, V]
 	switch o.Gather {

@@ -144,11 +144,18 @@ func runCollect[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o re
 // runCollectSeg is runCollect with segments of seg bytes.
 func runCollectSeg[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o reduce.Options, seg int64) [][]rankResult[K] {
 	t.Helper()
+	return runCollectCfg(t, cases, pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: seg, Check: true}, o)
+}
+
+// runCollectCfg is runCollect in a job configured by cfg.
+func runCollectCfg[K cmp.Ordered](t *testing.T, cases []collectCase[K], cfg pgas.Config, o reduce.Options) [][]rankResult[K] {
+	t.Helper()
+	n := cfg.Ranks
 	res := make([][]rankResult[K], len(cases))
 	for i := range res {
 		res[i] = make([]rankResult[K], n)
 	}
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: seg, Check: true}, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
 		for ci, c := range cases {
 			s, err := c.mk()
 			if err != nil {
@@ -241,6 +248,9 @@ func checkCollect[K cmp.Ordered](t *testing.T, c collectCase[K], n int, o reduce
 		}
 	}
 
+	if o.Node != reduce.NodeOff {
+		return // TestCollectNode checks the traffic
+	}
 	// Traffic: pairs each rank sends to others, and bytes sent = received.
 	var sent, recv int64
 	for r, rr := range res {
@@ -345,7 +355,7 @@ func TestCollect(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5} {
 		for _, g := range gatherCfgs() {
 			for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
-				o := reduce.Options{Gather: g.g, Transfer: tr, Merge: g.merge, Root: n / 2}
+				o := reduce.Options{Gather: g.g, Transfer: tr, Merge: g.merge, Root: n / 2, Node: reduce.NodeOff}
 				t.Run(fmt.Sprintf("n=%d/%v/merge=%v/%v", n, g.g, g.merge, tr), func(t *testing.T) {
 					rs := runCollect(t, sc, n, o)
 					for i, c := range sc {
@@ -387,7 +397,7 @@ func TestCollectStreams(t *testing.T) {
 	for _, n := range []int{1, 2, 3} {
 		for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherNone, reduce.GatherPartitioned} {
 			for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
-				o := reduce.Options{Gather: g, Transfer: tr, Root: n / 2}
+				o := reduce.Options{Gather: g, Transfer: tr, Root: n / 2, Node: reduce.NodeOff}
 				t.Run(fmt.Sprintf("n=%d/%v/%v", n, g, tr), func(t *testing.T) {
 					rs := runCollectSeg(t, cases, n, o, 128<<10)
 					for i, c := range cases {

@@ -151,6 +151,9 @@ func (e *endpoint) Fail(err error) {
 // Collectives returns e itself.
 func (e *endpoint) Collectives() transport.Collectives { return e }
 
+// MemoryMapped is the inner endpoint's.
+func (e *endpoint) MemoryMapped() bool { return transport.Extend(e.inner).MemoryMapped() }
+
 // Failed returns a channel closed when any endpoint of the job has called
 // Fail.
 func (e *endpoint) Failed() <-chan struct{} { return e.j.failed }

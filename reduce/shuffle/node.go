@@ -1,0 +1,534 @@
+package shuffle
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// Node-level combining. Before pairs move between ranks, the ranks of a
+// node fold their combined pairs into one table per node, so that what
+// then moves is one pair per distinct key and node instead of one per
+// distinct key and rank. The table is partitioned over the node's ranks:
+// partition j is a region of the segment of the node's j-th rank, and
+// holds the keys that rank reduces (its own key range under
+// GatherPartitioned) and a share of the keys owned on other nodes. Every
+// rank folds its pairs into every partition in turn, under the
+// partition's lock, with one-sided gets and puts: no rank touches another
+// rank's private memory, and every access is counted by the runtime like
+// any other. Afterwards each rank reads its own partition, which is local.
+//
+// A partition is a region of one symmetric allocation:
+//
+//	[0,16)   the partition's lock (pgas.Lock: ticket, now serving)
+//	[16,48)  used (bytes, from the region's start), slots (offset of the
+//	         slot array), log2 of the slot count, entries
+//	[48,...) the slot array, then entries and grown slot arrays, bump
+//	         allocated
+//
+// A slot is 0 (empty) or the key hash's high 32 bits above the entry's
+// offset / 8; slots are probed linearly from hash & mask. An entry is
+// [u32 key length][u32 value length][key][value], 8-aligned. A combined
+// value of another length goes to a new entry and the slot is repointed.
+// A pair that does not fit (the region is full) stays with its rank and
+// moves as an ordinary pair: the table only ever saves work, it never
+// loses a pair.
+
+const (
+	nodeHdr    = 48
+	nodeLogCap = 10 // initial slots: 1024
+)
+
+// nodeWanted reports whether Collect combines per node first.
+func (x *xfer[K, V]) nodeWanted(o reduce.Options) bool {
+	c := x.s.Combiner()
+	if o.Node == reduce.NodeOff || c.KeepsAll() || !c.Commutative() || o.Gather == reduce.GatherNone {
+		return false
+	}
+	if x.r.Config().RanksPerNode < 2 || x.r.N() < 2 {
+		return false
+	}
+	return o.Node == reduce.NodeOn || x.r.MemoryMapped()
+}
+
+// nodeRecs is a rank's pairs encoded for the node table: key and value
+// bytes, hash and partition of each pair.
+type nodeRecs struct {
+	kb, vb     []byte
+	koff, voff []int // pair i: kb[koff[i]:koff[i+1]], vb[voff[i]:voff[i+1]]
+	hash       []uint64
+	part       []int32
+	bytes      int64 // entries' bytes, 8-aligned
+}
+
+func (n *nodeRecs) key(i int) []byte { return n.kb[n.koff[i]:n.koff[i+1]] }
+func (n *nodeRecs) val(i int) []byte { return n.vb[n.voff[i]:n.voff[i+1]] }
+
+func entryBytes(k, v int) int64 { return (8 + int64(k) + int64(v) + 7) &^ 7 }
+
+// nodeCombine folds local (combined pairs in no order, a key possibly
+// more than once: Store.DrainCombined) into the node's table and returns,
+// as a sorted run, this rank's partition of it merged with the pairs that
+// did not fit; with force, however few the pairs are. It is collective
+// over all ranks.
+func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], force bool) (reduce.Run[K, V], error) {
+	r := x.r
+	n, per := r.N(), r.Config().RanksPerNode
+	first := r.Node() * per
+	size := min(per, n-first)
+
+	// Encode and place every pair: a key owned on this node goes to its
+	// owner's partition, any other to partition owner mod size.
+	var recs nodeRecs
+	recs.koff = make([]int, 1, len(local.Keys)+1)
+	recs.voff = make([]int, 1, len(local.Keys)+1)
+	recs.hash = make([]uint64, len(local.Keys))
+	recs.part = make([]int32, len(local.Keys))
+	counts := make([]int, size+1)
+	for i, k := range local.Keys {
+		at := len(recs.kb)
+		recs.kb = x.kc.Append(recs.kb, k)
+		recs.koff = append(recs.koff, len(recs.kb))
+		recs.vb = x.vc.Append(recs.vb, local.Vals[i])
+		recs.voff = append(recs.voff, len(recs.vb))
+		h := xxhash.Sum64(recs.kb[at:])
+		o := int(h % uint64(n))
+		j := o % size
+		if o >= first && o < first+size {
+			j = o - first
+		}
+		recs.hash[i], recs.part[i] = h, int32(j)
+		counts[j+1]++
+		recs.bytes += entryBytes(len(recs.kb)-at, recs.voff[i+1]-recs.voff[i])
+	}
+
+	reg, ok, err := x.nodeRegion(ctx, recs.bytes, int64(len(local.Keys)), force)
+	if err != nil || !ok {
+		return x.s.SortCombined(local), err
+	}
+
+	// The pairs of each partition.
+	for j := range size {
+		counts[j+1] += counts[j]
+	}
+	order := make([]int32, len(local.Keys))
+	next := slices.Clone(counts[:size])
+	for i, j := range recs.part {
+		order[next[j]] = int32(i)
+		next[j]++
+	}
+	var over []int32 // pairs that did not fit
+	var folded int64
+	pending := make([]int, 0, size)
+	me := r.ID() - first
+	for d := range size {
+		if j := (me + d) % size; counts[j+1] > counts[j] {
+			pending = append(pending, j)
+		}
+	}
+	comb := x.s.Combiner()
+	var vbuf []byte
+	var cur int32 // the pair being folded, for combine
+	var p nodePart
+	combine := func(old []byte) ([]byte, error) {
+		v, m, err := x.vc.Decode(old)
+		if err == nil && m != len(old) {
+			err = fmt.Errorf("%d bytes after the value", len(old)-m)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reduce: node table at rank %d: a value of key %q: %w", p.home, recs.key(int(cur)), err)
+		}
+		vbuf = x.vc.Append(vbuf[:0], comb.Combine(v, local.Vals[cur]))
+		return vbuf, nil
+	}
+	fold := func(j int, l *pgas.Lock) error {
+		batch := order[counts[j]:counts[j+1]]
+		p = nodePart{r: r, home: first + j, base: reg.Off, size: reg.Size, fixed: x.vc.Fixed(), buf: p.buf, spare: p.spare}
+		if err := p.load(ctx, len(batch)); err != nil {
+			return err
+		}
+		for _, i := range batch {
+			cur = i
+			ok, err := p.insert(ctx, recs.hash[i], recs.key(int(i)), recs.val(int(i)), combine)
+			if err != nil {
+				return err
+			}
+			if ok {
+				folded++
+			} else {
+				over = append(over, i)
+			}
+		}
+		if err := p.store(ctx); err != nil {
+			return err
+		}
+		return l.Unlock(ctx)
+	}
+	// Take the partitions whose locks are free first; wait in turn only
+	// when every one left is held.
+	for len(pending) > 0 {
+		took := false
+		for k := 0; k < len(pending); {
+			j := pending[k]
+			l := r.OpenLock(pgas.LockRef{Home: first + j, Off: reg.Off})
+			ok, err := l.TryLock(ctx)
+			if err != nil {
+				return reduce.Run[K, V]{}, err
+			}
+			if !ok {
+				k++
+				continue
+			}
+			if err := fold(j, l); err != nil {
+				return reduce.Run[K, V]{}, err
+			}
+			pending = slices.Delete(pending, k, k+1)
+			took = true
+		}
+		if !took {
+			j := pending[0]
+			l := r.OpenLock(pgas.LockRef{Home: first + j, Off: reg.Off})
+			if err := l.Lock(ctx); err != nil {
+				return reduce.Run[K, V]{}, err
+			}
+			if err := fold(j, l); err != nil {
+				return reduce.Run[K, V]{}, err
+			}
+			pending = pending[1:]
+		}
+	}
+	x.st.NodePairs += folded
+	x.st.NodeOverflow += int64(len(over))
+	if err := r.Barrier(ctx); err != nil {
+		return reduce.Run[K, V]{}, err
+	}
+	mine, err := x.readPart(r.Segment()[reg.Off : reg.Off+reg.Size])
+	if err != nil {
+		return reduce.Run[K, V]{}, fmt.Errorf("reduce: rank %d's node table: %w", r.ID(), err)
+	}
+	if err := r.AllFree(ctx, reg); err != nil {
+		return reduce.Run[K, V]{}, err
+	}
+	if len(over) == 0 {
+		return mine, nil
+	}
+	var left reduce.Run[K, V]
+	for _, i := range over {
+		left.Keys = append(left.Keys, local.Keys[i])
+		left.Vals = append(left.Vals, local.Vals[i])
+	}
+	return x.s.Merge([]reduce.Run[K, V]{mine, x.s.SortCombined(left)}), nil
+}
+
+// testNodeRegion, if positive, is the region's size (tests force the
+// overflow path with it).
+var testNodeRegion int64
+
+// nodeRegion allocates the table's symmetric region, sized from the
+// job's totals: room for the average rank's entries (an overestimate, as
+// ranks share keys) with slack, and their slots. Unless forced, a job with
+// too few pairs to gain from it does not combine (ok is false). If the
+// segments have no room for the region, it takes half of what is left;
+// if that is too little, nobody combines.
+func (x *xfer[K, V]) nodeRegion(ctx context.Context, bytes, pairs int64, force bool) (reg pgas.Region, ok bool, err error) {
+	r := x.r
+	rows, err := x.rows(ctx, []int64{bytes, pairs})
+	if err != nil {
+		return reg, false, err
+	}
+	var tot [2]int64
+	for i, v := range rows {
+		tot[i%2] += v
+	}
+	n := int64(r.N())
+	least := int64(nodeHdr + 16<<nodeLogCap) // the first slots and as much again
+	want := nodeHdr + tot[0]/n*3/2 + tot[1]/n*32
+	if tot[1] == 0 || want < 2*least && !force {
+		return reg, false, nil // too few pairs to be worth the allocation
+	}
+	want = (min(max(want, 2*least), r.Config().SegmentBytes/4) + 7) &^ 7
+	if testNodeRegion > 0 {
+		want = testNodeRegion
+	}
+	reg, err = r.AllAlloc(ctx, want)
+	var oom *pgas.OutOfMemoryError
+	if errors.As(err, &oom) && !oom.TooManyRegions {
+		// Every rank got the same answer, so every rank retries alike.
+		if want = (oom.Left / 2) &^ 7; want < least {
+			return reg, false, nil
+		}
+		reg, err = r.AllAlloc(ctx, want)
+	}
+	if err != nil {
+		return reg, false, err
+	}
+	return reg, true, nil
+}
+
+// readPart decodes this rank's partition (its own segment's region) into
+// a sorted run.
+func (x *xfer[K, V]) readPart(b []byte) (reduce.Run[K, V], error) {
+	var e reduce.Run[K, V]
+	le := binary.LittleEndian
+	used, slots, logCap, count := int64(le.Uint64(b[16:])), int64(le.Uint64(b[24:])), le.Uint64(b[32:]), int(le.Uint64(b[40:]))
+	if used == 0 {
+		return e, nil
+	}
+	if used > int64(len(b)) || logCap > 40 || slots < nodeHdr || slots+8<<logCap > used || count > 1<<logCap {
+		return e, fmt.Errorf("header corrupt (used %d, slots at %d, 2^%d slots, %d entries)", used, slots, logCap, count)
+	}
+	e.Keys = make([]K, 0, count)
+	e.Vals = make([]V, 0, count)
+	for i := range int64(1) << logCap {
+		w := le.Uint64(b[slots+8*i:])
+		if w == 0 {
+			continue
+		}
+		at := int64(uint32(w)) * 8
+		if at < nodeHdr || at+8 > used {
+			return e, fmt.Errorf("slot %d points to %d, outside [%d,%d)", i, at, nodeHdr, used)
+		}
+		kl, vl := int64(le.Uint32(b[at:])), int64(le.Uint32(b[at+4:]))
+		if at+8+kl+vl > used {
+			return e, fmt.Errorf("entry at %d (%d+%d bytes) runs past %d", at, kl, vl, used)
+		}
+		kb, vb := b[at+8:at+8+kl], b[at+8+kl:at+8+kl+vl]
+		k, m, err := x.kc.Decode(kb)
+		if err == nil && m != len(kb) {
+			err = fmt.Errorf("%d bytes after the key", len(kb)-m)
+		}
+		if err != nil {
+			return e, fmt.Errorf("entry at %d: key: %w", at, err)
+		}
+		v, m, err := x.vc.Decode(vb)
+		if err == nil && m != len(vb) {
+			err = fmt.Errorf("%d bytes after the value", len(vb)-m)
+		}
+		if err != nil {
+			return e, fmt.Errorf("entry at %d: value: %w", at, err)
+		}
+		e.Keys = append(e.Keys, k)
+		e.Vals = append(e.Vals, v)
+	}
+	if len(e.Keys) != count {
+		return e, fmt.Errorf("%d entries in the slots, header says %d", len(e.Keys), count)
+	}
+	idx := make([]int, len(e.Keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return x.s.Compare(e.Keys[a], e.Keys[b]) })
+	var s reduce.Run[K, V]
+	s.Keys = make([]K, len(idx))
+	s.Vals = make([]V, len(idx))
+	for i, j := range idx {
+		s.Keys[i], s.Vals[i] = e.Keys[j], e.Vals[j]
+	}
+	return s, nil
+}
+
+// nodePart is one partition of the node table as the rank holding its
+// lock sees it: the header words in private memory while it works, the
+// slots and entries in the home rank's segment.
+type nodePart struct {
+	r                  *pgas.Rank
+	home               int
+	base, size         int64
+	fixed              int // the value codec's size, 0 if variable
+	used, slots, count int64
+	logCap             uint
+	w                  [8]byte
+	buf                []byte
+	// cache, when not nil, is a copy of the slot array, read with one get
+	// at load because the batch is large for the table: probes read it
+	// instead of a get each, and slot writes go to both.
+	cache []byte
+	spare []byte // cache's memory, kept from batch to batch
+}
+
+// load reads the partition's header, and the slot array too when a batch
+// of n pairs would probe a good part of it.
+func (p *nodePart) load(ctx context.Context, n int) error {
+	var h [32]byte
+	if err := p.r.GetBytes(ctx, p.home, p.base+16, h[:]); err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	p.used, p.slots, p.logCap, p.count = int64(le.Uint64(h[0:])), int64(le.Uint64(h[8:])), uint(le.Uint64(h[16:])), int64(le.Uint64(h[24:]))
+	if p.used == 0 { // first use: the region is zeroed
+		p.slots, p.logCap, p.used = nodeHdr, nodeLogCap, nodeHdr+8<<nodeLogCap
+	}
+	p.cache = nil
+	if 16*n >= 1<<p.logCap {
+		p.spare = slices.Grow(p.spare[:0], 8<<p.logCap)[:8<<p.logCap]
+		p.cache = p.spare
+		return p.r.GetBytes(ctx, p.home, p.base+p.slots, p.cache)
+	}
+	return nil
+}
+
+func (p *nodePart) store(ctx context.Context) error {
+	var h [32]byte
+	le := binary.LittleEndian
+	le.PutUint64(h[0:], uint64(p.used))
+	le.PutUint64(h[8:], uint64(p.slots))
+	le.PutUint64(h[16:], uint64(p.logCap))
+	le.PutUint64(h[24:], uint64(p.count))
+	return p.r.PutBytes(ctx, p.home, p.base+16, h[:])
+}
+
+// word reads slot i.
+func (p *nodePart) word(ctx context.Context, i uint64) (uint64, error) {
+	if p.cache != nil {
+		return binary.LittleEndian.Uint64(p.cache[8*i:]), nil
+	}
+	if err := p.r.GetBytes(ctx, p.home, p.base+p.slots+8*int64(i), p.w[:]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(p.w[:]), nil
+}
+
+// putWord writes slot i.
+func (p *nodePart) putWord(ctx context.Context, i uint64, v uint64) error {
+	if p.cache != nil {
+		binary.LittleEndian.PutUint64(p.cache[8*i:], v)
+	}
+	binary.LittleEndian.PutUint64(p.w[:], v)
+	return p.r.PutBytes(ctx, p.home, p.base+p.slots+8*int64(i), p.w[:])
+}
+
+// add appends an entry and returns its offset, or -1 if it does not fit.
+func (p *nodePart) add(ctx context.Context, kb, vb []byte) (int64, error) {
+	n := entryBytes(len(kb), len(vb))
+	if p.used+n > p.size || (p.used+n)/8 > 1<<32-1 {
+		return -1, nil
+	}
+	b := binary.LittleEndian.AppendUint32(p.buf[:0], uint32(len(kb)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(vb)))
+	b = append(b, kb...)
+	b = append(b, vb...)
+	for int64(len(b)) < n {
+		b = append(b, 0)
+	}
+	p.buf = b
+	at := p.used
+	if err := p.r.PutBytes(ctx, p.home, p.base+at, b); err != nil {
+		return 0, err
+	}
+	p.used += n
+	return at, nil
+}
+
+// insert folds (kb, vb) into the partition: a new key gets an entry, an
+// existing one combine(its value)'s bytes. It reports false, changing
+// nothing, if the partition has no room.
+func (p *nodePart) insert(ctx context.Context, h uint64, kb, vb []byte, combine func(old []byte) ([]byte, error)) (bool, error) {
+	tag := h >> 32
+	for {
+		mask := uint64(1)<<p.logCap - 1
+		for i := tag & mask; ; i = (i + 1) & mask {
+			w, err := p.word(ctx, i)
+			if err != nil {
+				return false, err
+			}
+			if w == 0 {
+				if (p.count+1)*4 > 3<<p.logCap {
+					break // grow, then probe again
+				}
+				at, err := p.add(ctx, kb, vb)
+				if err != nil || at < 0 {
+					return false, err
+				}
+				p.count++
+				return true, p.putWord(ctx, i, tag<<32|uint64(at/8))
+			}
+			if w>>32 != tag {
+				continue
+			}
+			at := int64(uint32(w)) * 8
+			n := min(8+int64(len(kb))+int64(p.fixed), p.size-at)
+			if n < 8+int64(len(kb)) {
+				continue // the entry ends before a key this long would
+			}
+			if cap(p.buf) < int(n) {
+				p.buf = make([]byte, n)
+			}
+			e := p.buf[:n]
+			if err := p.r.GetBytes(ctx, p.home, p.base+at, e); err != nil {
+				return false, err
+			}
+			if int(binary.LittleEndian.Uint32(e)) != len(kb) || string(e[8:8+len(kb)]) != string(kb) {
+				continue
+			}
+			vl := int(binary.LittleEndian.Uint32(e[4:]))
+			var old []byte
+			if vl == p.fixed && p.fixed > 0 {
+				old = e[8+len(kb):]
+			} else {
+				old = make([]byte, vl)
+				if err := p.r.GetBytes(ctx, p.home, p.base+at+8+int64(len(kb)), old); err != nil {
+					return false, err
+				}
+			}
+			nv, err := combine(old)
+			if err != nil {
+				return false, err
+			}
+			if len(nv) == vl {
+				return true, p.r.PutBytes(ctx, p.home, p.base+at+8+int64(len(kb)), nv)
+			}
+			at2, err := p.add(ctx, kb, nv)
+			if err != nil || at2 < 0 {
+				return false, err
+			}
+			return true, p.putWord(ctx, i, tag<<32|uint64(at2/8))
+		}
+		if ok, err := p.grow(ctx); !ok || err != nil {
+			return false, err
+		}
+	}
+}
+
+// grow doubles the slot array into fresh space, or reports false if
+// there is none.
+func (p *nodePart) grow(ctx context.Context) (bool, error) {
+	old := int64(8) << p.logCap
+	need := 2 * old
+	if p.used+need > p.size || p.logCap >= 32 {
+		return false, nil
+	}
+	b := p.cache
+	if b == nil {
+		b = make([]byte, old)
+		if err := p.r.GetBytes(ctx, p.home, p.base+p.slots, b); err != nil {
+			return false, err
+		}
+	}
+	nb := make([]byte, need)
+	mask := uint64(1)<<(p.logCap+1) - 1
+	for i := int64(0); i < old; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if w == 0 {
+			continue
+		}
+		j := (w >> 32) & mask
+		for binary.LittleEndian.Uint64(nb[8*j:]) != 0 {
+			j = (j + 1) & mask
+		}
+		binary.LittleEndian.PutUint64(nb[8*j:], w)
+	}
+	if err := p.r.PutBytes(ctx, p.home, p.base+p.used, nb); err != nil {
+		return false, err
+	}
+	p.slots, p.used, p.logCap = p.used, p.used+need, p.logCap+1
+	if p.cache != nil {
+		p.cache, p.spare = nb, nb
+	}
+	return true, nil
+}
