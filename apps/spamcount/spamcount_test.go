@@ -263,7 +263,7 @@ type config struct {
 }
 
 func (c config) String() string {
-	return fmt.Sprintf("ranks=%d/%v/%v/root=%d/%v", c.ranks, c.o.Dist, c.o.Gather, c.o.Root, c.o.Transfer)
+	return fmt.Sprintf("ranks=%d/%v/%v/root=%d/%v/node=%v", c.ranks, c.o.Dist, c.o.Gather, c.o.Root, c.o.Transfer, c.o.Node)
 }
 
 func configs() []config {
@@ -274,6 +274,18 @@ func configs() []config {
 				for _, tr := range []reduce.Transfer{reduce.Collective, reduce.ElementByElement} {
 					cs = append(cs, config{ranks, Options{Options: mr.Options{Dist: d, Threshold: 100, Gather: g, Root: ranks - 1, Transfer: tr}}})
 				}
+			}
+		}
+	}
+	// Node-level combining forced on (small inputs do not reach Auto's
+	// threshold), and 64 ranks on one node with it on and off.
+	for _, ranks := range []int{2, 3, 64} {
+		for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherPartitioned} {
+			for _, node := range []reduce.NodeCombine{reduce.NodeOn, reduce.NodeOff} {
+				if node == reduce.NodeOff && ranks < 64 {
+					continue // the loops above
+				}
+				cs = append(cs, config{ranks, Options{Options: mr.Options{Gather: g, Node: node, Root: ranks / 3}}})
 			}
 		}
 	}

@@ -224,7 +224,7 @@ type config struct {
 }
 
 func (c config) String() string {
-	return fmt.Sprintf("ranks=%d/%v/%v/%v/%v/chunk=%d/root=%d", c.ranks, c.o.Dist, c.o.Map, c.o.Gather, c.o.Transfer, c.o.ChunkBytes, c.o.Root)
+	return fmt.Sprintf("ranks=%d/%v/%v/%v/%v/node=%v/chunk=%d/root=%d", c.ranks, c.o.Dist, c.o.Map, c.o.Gather, c.o.Transfer, c.o.Node, c.o.ChunkBytes, c.o.Root)
 }
 
 func configs(chunk int64) []config {
@@ -237,6 +237,18 @@ func configs(chunk int64) []config {
 						cs = append(cs, config{ranks, Options{Options: mr.Options{Dist: dist, Map: apptest.MapMode(!array), Gather: g, Transfer: tr, Root: (ranks - 1) * int(dist) % ranks, Threshold: 64}, ChunkBytes: chunk}})
 					}
 				}
+			}
+		}
+	}
+	// Node-level combining forced on (small inputs do not reach Auto's
+	// threshold), and 64 ranks on one node with it on and off.
+	for _, ranks := range []int{2, 3, 64} {
+		for _, g := range []reduce.Gather{reduce.GatherAll, reduce.GatherRoot, reduce.GatherPartitioned} {
+			for _, node := range []reduce.NodeCombine{reduce.NodeOn, reduce.NodeOff} {
+				if node == reduce.NodeOff && ranks < 64 {
+					continue // the loops above
+				}
+				cs = append(cs, config{ranks, Options{Options: mr.Options{Gather: g, Node: node, Root: ranks / 3}, ChunkBytes: chunk}})
 			}
 		}
 	}

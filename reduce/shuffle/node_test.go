@@ -3,13 +3,17 @@ package shuffle
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
 	"github.com/pgasmr/pgasmr/reduce"
 	"github.com/pgasmr/pgasmr/reduce/internal/pairtest"
 )
@@ -285,5 +289,46 @@ func TestNodeCombineContext(t *testing.T) {
 	})
 	if err == nil {
 		t.Fatal("a cancelled job succeeded")
+	}
+}
+
+// TestNodeCombineFaults: an operation of rank 1 failing anywhere in a
+// job that folds pairs into node tables (the allocation, a lock, a probe,
+// a put, the barrier) ends every rank with an error, and nothing hangs;
+// a fault past the job's last operation changes nothing.
+func TestNodeCombineFaults(t *testing.T) {
+	job := func(f *wrap.Faulty) error {
+		return pgas.Run(context.Background(), pgas.Config{Ranks: 3, SegmentBytes: 1 << 20, Transport: f, SyncTimeout: 20 * time.Second}, func(ctx context.Context, r *pgas.Rank) error {
+			s, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+			if err != nil {
+				return err
+			}
+			for i := range 400 {
+				s.Emit(fmt.Sprintf("k%03d", (i*7+r.ID())%300), 1)
+			}
+			_, _, st, err := Collect(ctx, r, s, reduce.Options{Node: reduce.NodeOn})
+			if err == nil && st.NodePairs == 0 {
+				return fmt.Errorf("rank %d folded nothing", r.ID())
+			}
+			return err
+		})
+	}
+	count := wrap.NewFaulty(inproc.New(), -1, -1)
+	if err := job(count); err != nil {
+		t.Fatal(err)
+	}
+	total := count.Ops(1)
+	if total < 300 {
+		t.Fatalf("rank 1 did %d operations: too few to sweep", total)
+	}
+	for op := int64(0); op < total+5; op += 1 + total/60 {
+		f := wrap.NewFaulty(inproc.New(), 1, op)
+		err := job(f)
+		switch {
+		case f.Injected() && !errors.Is(err, wrap.ErrInjected):
+			t.Errorf("op %d of %d: injected, job returned %v", op, total, err)
+		case !f.Injected() && err != nil:
+			t.Errorf("op %d of %d: not injected, job returned %v", op, total, err)
+		}
 	}
 }
