@@ -57,19 +57,6 @@ func (x *xfer[K, V]) nodeWanted(o reduce.Options) bool {
 	return o.Node == reduce.NodeOn || x.r.MemoryMapped()
 }
 
-// nodeRecs is a rank's pairs encoded for the node table: key and value
-// bytes, hash and partition of each pair.
-type nodeRecs struct {
-	kb, vb     []byte
-	koff, voff []int // pair i: kb[koff[i]:koff[i+1]], vb[voff[i]:voff[i+1]]
-	hash       []uint64
-	part       []int32
-	bytes      int64 // entries' bytes, 8-aligned
-}
-
-func (n *nodeRecs) key(i int) []byte { return n.kb[n.koff[i]:n.koff[i+1]] }
-func (n *nodeRecs) val(i int) []byte { return n.vb[n.voff[i]:n.voff[i+1]] }
-
 func entryBytes(k, v int) int64 { return (8 + int64(k) + int64(v) + 7) &^ 7 }
 
 // nodeCombine folds local (combined pairs in no order, a key possibly
@@ -85,30 +72,29 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 
 	// Encode and place every pair: a key owned on this node goes to its
 	// owner's partition, any other to partition owner mod size.
-	var recs nodeRecs
-	recs.koff = make([]int, 1, len(local.Keys)+1)
-	recs.voff = make([]int, 1, len(local.Keys)+1)
-	recs.hash = make([]uint64, len(local.Keys))
-	recs.part = make([]int32, len(local.Keys))
+	// Only each pair's hash and partition are kept: keys and values are
+	// encoded again as they are folded, which costs less than holding a
+	// copy of every pair.
+	hash := make([]uint64, len(local.Keys))
+	part := make([]int32, len(local.Keys))
 	counts := make([]int, size+1)
+	var kb, vb []byte
+	var bytes int64 // the entries' bytes
 	for i, k := range local.Keys {
-		at := len(recs.kb)
-		recs.kb = x.kc.Append(recs.kb, k)
-		recs.koff = append(recs.koff, len(recs.kb))
-		recs.vb = x.vc.Append(recs.vb, local.Vals[i])
-		recs.voff = append(recs.voff, len(recs.vb))
-		h := xxhash.Sum64(recs.kb[at:])
+		kb = x.kc.Append(kb[:0], k)
+		vb = x.vc.Append(vb[:0], local.Vals[i])
+		h := xxhash.Sum64(kb)
 		o := int(h % uint64(n))
 		j := o % size
 		if o >= first && o < first+size {
 			j = o - first
 		}
-		recs.hash[i], recs.part[i] = h, int32(j)
+		hash[i], part[i] = h, int32(j)
 		counts[j+1]++
-		recs.bytes += entryBytes(len(recs.kb)-at, recs.voff[i+1]-recs.voff[i])
+		bytes += entryBytes(len(kb), len(vb))
 	}
 
-	reg, ok, err := x.nodeRegion(ctx, recs.bytes, int64(len(local.Keys)), force)
+	reg, ok, err := x.nodeRegion(ctx, bytes, int64(len(local.Keys)), force)
 	if err != nil || !ok {
 		return x.s.SortCombined(local), err
 	}
@@ -119,7 +105,7 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 	}
 	order := make([]int32, len(local.Keys))
 	next := slices.Clone(counts[:size])
-	for i, j := range recs.part {
+	for i, j := range part {
 		order[next[j]] = int32(i)
 		next[j]++
 	}
@@ -142,7 +128,7 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 			err = fmt.Errorf("%d bytes after the value", len(old)-m)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reduce: node table at rank %d: a value of key %q: %w", p.home, recs.key(int(cur)), err)
+			return nil, fmt.Errorf("reduce: node table at rank %d: a value of key %q: %w", p.home, kb, err)
 		}
 		vbuf = x.vc.Append(vbuf[:0], comb.Combine(v, local.Vals[cur]))
 		return vbuf, nil
@@ -155,7 +141,9 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 		}
 		for _, i := range batch {
 			cur = i
-			ok, err := p.insert(ctx, recs.hash[i], recs.key(int(i)), recs.val(int(i)), combine)
+			kb = x.kc.Append(kb[:0], local.Keys[i])
+			vb = x.vc.Append(vb[:0], local.Vals[i])
+			ok, err := p.insert(ctx, hash[i], kb, vb, combine)
 			if err != nil {
 				return err
 			}
