@@ -138,35 +138,42 @@ func newMsgpackCodec[T any](name string, enc func(*msgpack.Encoder, T) error, de
 // checkLength reads a msgpack str or bin header at the front of b and
 // reports an error if the length it claims exceeds the bytes present.
 func checkLength(b []byte) error {
+	_, _, _, err := strHeader(b)
+	return err
+}
+
+// strHeader reads a msgpack str or bin header at the front of b: its
+// length hdr and the byte count n it claims, checked against the bytes
+// present. ok is false, with no error, if b starts with another code.
+func strHeader(b []byte) (hdr, n int, ok bool, err error) {
 	if len(b) == 0 {
-		return fmt.Errorf("empty record")
+		return 0, 0, false, fmt.Errorf("empty record")
 	}
-	var hdr, n int
 	switch c := b[0]; {
 	case c >= 0xa0 && c <= 0xbf: // fixstr
 		hdr, n = 1, int(c&0x1f)
 	case c == 0xd9 || c == 0xc4: // str8, bin8
 		if len(b) < 2 {
-			return fmt.Errorf("record header cut short")
+			return 0, 0, false, fmt.Errorf("record header cut short")
 		}
 		hdr, n = 2, int(b[1])
 	case c == 0xda || c == 0xc5: // str16, bin16
 		if len(b) < 3 {
-			return fmt.Errorf("record header cut short")
+			return 0, 0, false, fmt.Errorf("record header cut short")
 		}
 		hdr, n = 3, int(binary.BigEndian.Uint16(b[1:]))
 	case c == 0xdb || c == 0xc6: // str32, bin32
 		if len(b) < 5 {
-			return fmt.Errorf("record header cut short")
+			return 0, 0, false, fmt.Errorf("record header cut short")
 		}
 		hdr, n = 5, int(binary.BigEndian.Uint32(b[1:]))
 	default:
-		return nil // not a string header: let msgpack report it
+		return 0, 0, false, nil // not a string header: the caller reports it
 	}
 	if n > len(b)-hdr {
-		return fmt.Errorf("record claims %d bytes, %d present", n, len(b)-hdr)
+		return 0, 0, false, fmt.Errorf("record claims %d bytes, %d present", n, len(b)-hdr)
 	}
-	return nil
+	return hdr, n, true, nil
 }
 
 // StringCodec encodes strings as msgpack str records: the bytes msgpack's
@@ -174,9 +181,7 @@ func checkLength(b []byte) error {
 // here directly, without an encoder, since every pair's key goes through
 // it. Decode takes msgpack bin records too, as msgpack's DecodeString does.
 func StringCodec() Codec[string] {
-	c := Codec[string]{name: "msgpack-string", app: appendMsgpackString, dec: decodeMsgpackString}
-	c.mk = StringCodec
-	return c
+	return Codec[string]{name: "msgpack-string", app: appendMsgpackString, dec: decodeMsgpackString} // no state: one instance serves every store
 }
 
 func appendMsgpackString(b []byte, v string) []byte {
@@ -194,25 +199,16 @@ func appendMsgpackString(b []byte, v string) []byte {
 }
 
 func decodeMsgpackString(b []byte) (string, int, error) {
-	if err := checkLength(b); err != nil {
+	hdr, n, ok, err := strHeader(b)
+	switch {
+	case err != nil:
 		return "", 0, fmt.Errorf("reduce: msgpack-string record: %w", err)
-	}
-	var hdr, n int
-	switch c := b[0]; {
-	case c >= 0xa0 && c <= 0xbf:
-		hdr, n = 1, int(c&0x1f)
-	case c == 0xd9 || c == 0xc4:
-		hdr, n = 2, int(b[1])
-	case c == 0xda || c == 0xc5:
-		hdr, n = 3, int(binary.BigEndian.Uint16(b[1:]))
-	case c == 0xdb || c == 0xc6:
-		hdr, n = 5, int(binary.BigEndian.Uint32(b[1:]))
-	case c == 0xc0: // nil, which msgpack decodes as ""
+	case ok:
+		return string(b[hdr : hdr+n]), hdr + n, nil
+	case b[0] == 0xc0: // nil, which msgpack decodes as ""
 		return "", 1, nil
-	default:
-		return "", 0, fmt.Errorf("reduce: msgpack-string record: code 0x%x is not a string", c)
 	}
-	return string(b[hdr : hdr+n]), hdr + n, nil
+	return "", 0, fmt.Errorf("reduce: msgpack-string record: code 0x%x is not a string", b[0])
 }
 
 // BytesCodec encodes byte slices as msgpack bin records.
@@ -233,13 +229,13 @@ func CodecFor[T any]() (Codec[T], error) {
 	case []byte:
 		return any(BytesCodec()).(Codec[T]), nil
 	}
-	if reflect.TypeFor[T]().Kind() == reflect.String { // a named string type
-		return msgpackCodec("msgpack-string",
-			func(e *msgpack.Encoder, v T) error { return e.EncodeString(*(*string)(unsafe.Pointer(&v))) },
-			func(d *msgpack.Decoder) (T, error) {
-				s, err := d.DecodeString()
-				return *(*T)(unsafe.Pointer(&s)), err
-			}), nil
+	if reflect.TypeFor[T]().Kind() == reflect.String { // a named string type: StringCodec's bytes
+		return Codec[T]{name: "msgpack-string",
+			app: func(b []byte, v T) []byte { return appendMsgpackString(b, *(*string)(unsafe.Pointer(&v))) },
+			dec: func(b []byte) (T, int, error) {
+				s, n, err := decodeMsgpackString(b)
+				return *(*T)(unsafe.Pointer(&s)), n, err
+			}}, nil
 	}
 	if err := checkRaw[T](); err != nil {
 		return Codec[T]{}, fmt.Errorf("reduce: no default codec for %v (%w); pass one made with NewCodec", reflect.TypeFor[T](), err)

@@ -209,7 +209,8 @@ func (s *Store[K, V]) AddRun(e Run[K, V]) error {
 
 // AddPairs adds combined pairs whole, in any order, each key at most
 // once (a map's own combining table, such as CountTable.Pairs), as if each
-// pair were emitted. Drain sorts them; DrainCombined, which the reduce
+// pair were emitted. Drain sorts them, and combines their values after
+// those of the emitted pairs and of the runs; DrainCombined, which the reduce
 // stage uses when the ranks of a node combine their pairs in a node-level
 // table, does not. The slices belong to the store. A store that keeps all
 // values takes no pairs this way.

@@ -71,10 +71,10 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 	size := min(per, n-first)
 
 	// Encode and place every pair: a key owned on this node goes to its
-	// owner's partition, any other to partition owner mod size.
-	// Only each pair's hash and partition are kept: keys and values are
-	// encoded again as they are folded, which costs less than holding a
-	// copy of every pair.
+	// owner's partition, any other to partition owner mod size. Only each
+	// pair's hash and partition are kept: keys are encoded again as they
+	// are folded (values only for new entries), which costs less than
+	// holding a copy of every pair.
 	hash := make([]uint64, len(local.Keys))
 	part := make([]int32, len(local.Keys))
 	counts := make([]int, size+1)
@@ -82,7 +82,11 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 	var bytes int64 // the entries' bytes
 	for i, k := range local.Keys {
 		kb = x.kc.Append(kb[:0], k)
-		vb = x.vc.Append(vb[:0], local.Vals[i])
+		vl := x.vc.Fixed()
+		if vl == 0 {
+			vb = x.vc.Append(vb[:0], local.Vals[i])
+			vl = len(vb)
+		}
 		h := xxhash.Sum64(kb)
 		o := int(h % uint64(n))
 		j := o % size
@@ -91,7 +95,7 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 		}
 		hash[i], part[i] = h, int32(j)
 		counts[j+1]++
-		bytes += entryBytes(len(kb), len(vb))
+		bytes += entryBytes(len(kb), vl)
 	}
 
 	reg, ok, err := x.nodeRegion(ctx, bytes, int64(len(local.Keys)), force)
@@ -120,8 +124,12 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 	}
 	comb := x.s.Combiner()
 	var vbuf []byte
-	var cur int32 // the pair being folded, for combine
+	var cur int32 // the pair being folded, for value and combine
 	var p nodePart
+	value := func() []byte {
+		vb = x.vc.Append(vb[:0], local.Vals[cur])
+		return vb
+	}
 	combine := func(old []byte) ([]byte, error) {
 		v, m, err := x.vc.Decode(old)
 		if err == nil && m != len(old) {
@@ -135,15 +143,14 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 	}
 	fold := func(j int, l *pgas.Lock) error {
 		batch := order[counts[j]:counts[j+1]]
-		p = nodePart{r: r, home: first + j, base: reg.Off, size: reg.Size, fixed: x.vc.Fixed(), buf: p.buf, spare: p.spare}
+		p = nodePart{r: r, home: first + j, base: reg.Off, size: reg.Size, fixed: x.vc.Fixed(), buf: p.buf, old: p.old, spare: p.spare}
 		if err := p.load(ctx, len(batch)); err != nil {
 			return err
 		}
 		for _, i := range batch {
 			cur = i
 			kb = x.kc.Append(kb[:0], local.Keys[i])
-			vb = x.vc.Append(vb[:0], local.Vals[i])
-			ok, err := p.insert(ctx, hash[i], kb, vb, combine)
+			ok, err := p.insert(ctx, hash[i], kb, value, combine)
 			if err != nil {
 				return err
 			}
@@ -160,11 +167,12 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 	}
 	// Take the partitions whose locks are free first; wait in turn only
 	// when every one left is held.
+	lock := func(j int) *pgas.Lock { return r.OpenLock(pgas.LockRef{Home: first + j, Off: reg.Off}) }
 	for len(pending) > 0 {
 		took := false
 		for k := 0; k < len(pending); {
 			j := pending[k]
-			l := r.OpenLock(pgas.LockRef{Home: first + j, Off: reg.Off})
+			l := lock(j)
 			ok, err := l.TryLock(ctx)
 			if err != nil {
 				return reduce.Run[K, V]{}, err
@@ -181,7 +189,7 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 		}
 		if !took {
 			j := pending[0]
-			l := r.OpenLock(pgas.LockRef{Home: first + j, Off: reg.Off})
+			l := lock(j)
 			if err := l.Lock(ctx); err != nil {
 				return reduce.Run[K, V]{}, err
 			}
@@ -307,18 +315,7 @@ func (x *xfer[K, V]) readPart(b []byte) (reduce.Run[K, V], error) {
 	if len(e.Keys) != count {
 		return e, fmt.Errorf("%d entries in the slots, header says %d", len(e.Keys), count)
 	}
-	idx := make([]int, len(e.Keys))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return x.s.Compare(e.Keys[a], e.Keys[b]) })
-	var s reduce.Run[K, V]
-	s.Keys = make([]K, len(idx))
-	s.Vals = make([]V, len(idx))
-	for i, j := range idx {
-		s.Keys[i], s.Vals[i] = e.Keys[j], e.Vals[j]
-	}
-	return s, nil
+	return x.s.SortCombined(e), nil // keys are distinct: a sort
 }
 
 // nodePart is one partition of the node table as the rank holding its
@@ -332,7 +329,8 @@ type nodePart struct {
 	used, slots, count int64
 	logCap             uint
 	w                  [8]byte
-	buf                []byte
+	buf                []byte // an entry being read or written
+	old                []byte // a variable-size value being read
 	// cache, when not nil, is a copy of the slot array, read with one get
 	// at load because the batch is large for the table: probes read it
 	// instead of a get each, and slot writes go to both.
@@ -413,10 +411,10 @@ func (p *nodePart) add(ctx context.Context, kb, vb []byte) (int64, error) {
 	return at, nil
 }
 
-// insert folds (kb, vb) into the partition: a new key gets an entry, an
-// existing one combine(its value)'s bytes. It reports false, changing
-// nothing, if the partition has no room.
-func (p *nodePart) insert(ctx context.Context, h uint64, kb, vb []byte, combine func(old []byte) ([]byte, error)) (bool, error) {
+// insert folds a pair with key kb into the partition: a new key gets an
+// entry with value()'s bytes, an existing one combine(its value)'s. It
+// reports false, changing nothing, if the partition has no room.
+func (p *nodePart) insert(ctx context.Context, h uint64, kb []byte, value func() []byte, combine func(old []byte) ([]byte, error)) (bool, error) {
 	tag := h >> 32
 	for {
 		mask := uint64(1)<<p.logCap - 1
@@ -429,7 +427,7 @@ func (p *nodePart) insert(ctx context.Context, h uint64, kb, vb []byte, combine 
 				if (p.count+1)*4 > 3<<p.logCap {
 					break // grow, then probe again
 				}
-				at, err := p.add(ctx, kb, vb)
+				at, err := p.add(ctx, kb, value())
 				if err != nil || at < 0 {
 					return false, err
 				}
@@ -459,7 +457,8 @@ func (p *nodePart) insert(ctx context.Context, h uint64, kb, vb []byte, combine 
 			if vl == p.fixed && p.fixed > 0 {
 				old = e[8+len(kb):]
 			} else {
-				old = make([]byte, vl)
+				p.old = slices.Grow(p.old[:0], vl)[:vl]
+				old = p.old
 				if err := p.r.GetBytes(ctx, p.home, p.base+at+8+int64(len(kb)), old); err != nil {
 					return false, err
 				}
