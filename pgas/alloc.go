@@ -187,9 +187,10 @@ func (r *Rank) withAllocLock(ctx context.Context, f func() error) error {
 	return ferr
 }
 
-// symAlloc reserves size bytes at the same offset on every rank.
-// symAlloc reserves a symmetric block and returns its offset and the end
-// of the highest symmetric block ever allocated, this one included.
+// symAlloc reserves a symmetric block of size bytes and returns its
+// offset and the end of the highest symmetric block allocated before it:
+// bytes of the new block above that were never handed out and are still
+// zero, so zeroing them again would only make fresh pages resident.
 func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off, ever int64, err error) {
 	asked := size
 	size = max(align(size), allocAlign)
@@ -219,9 +220,9 @@ func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off, ever i
 			return &OutOfMemoryError{Op: op, Asked: asked, TooManyRegions: true}
 		}
 		st.ext = slices.Insert(st.ext, at, extent{off, size})
+		ever = st.ever
 		st.high = max(st.high, off+size)
 		st.ever = max(st.ever, st.high)
-		ever = st.ever
 		return r.writeSym(ctx, st)
 	})
 	return off, ever, err
@@ -301,7 +302,8 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 
 // allocResult packs the outcome of a symmetric allocation into result-slot
 // words (code, offset, size, and ever: the end of the highest symmetric
-// block so far); errors other than running out of memory are returned.
+// block before this one); errors other than running out of memory are
+// returned.
 func allocResult(size, off, ever int64, err error) ([slotWords]int64, error) {
 	if err == nil {
 		return [slotWords]int64{codeOK, off, size, ever}, nil

@@ -1,0 +1,62 @@
+//go:build linux
+
+package pgas_test
+
+import (
+	"context"
+	"os"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/pgasmr/pgasmr/pgas"
+)
+
+// resident counts the resident bytes of b's pages (mincore).
+func resident(t *testing.T, b []byte) int64 {
+	t.Helper()
+	page := os.Getpagesize()
+	lo := uintptr(unsafe.Pointer(&b[0])) &^ uintptr(page-1)
+	hi := uintptr(unsafe.Pointer(&b[len(b)-1])) + 1
+	vec := make([]byte, (int(hi-lo)+page-1)/page)
+	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, lo, hi-lo, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatalf("mincore: %v", e)
+	}
+	var n int64
+	for _, v := range vec {
+		if v&1 != 0 {
+			n += int64(page)
+		}
+	}
+	return n
+}
+
+// TestAllAllocLeavesFreshPages: a symmetric region above every block
+// handed out before is zero already, and AllAlloc must not clear it
+// again: at 64 in-process ranks that made every rank's node-combining
+// region (2 MiB of which a few KiB were used) resident. A region reusing
+// freed memory is zeroed (TestAllAllocZeroedAndSymmetric).
+func TestAllAllocLeavesFreshPages(t *testing.T) {
+	// A segment size no other test uses, so that the in-process pool has
+	// no warm (resident) mapping of this length to hand out.
+	const seg = 24<<20 + 3*8192
+	runJob(t, pgas.Config{Ranks: 2, SegmentBytes: seg}, func(ctx context.Context, r *pgas.Rank) error {
+		small, err := r.AllAlloc(ctx, 4096)
+		if err != nil {
+			return err
+		}
+		big, err := r.AllAlloc(ctx, 16<<20)
+		if err != nil {
+			return err
+		}
+		if res := resident(t, r.Segment()[big.Off:big.Off+big.Size]); res > 64<<10 {
+			t.Errorf("rank %d: %d bytes of a fresh 16 MiB AllAlloc region are resident; want at most 64 KiB", r.ID(), res)
+		}
+		for _, reg := range []pgas.Region{small, big} {
+			if err := r.AllFree(ctx, reg); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
