@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/reduce"
@@ -22,8 +23,19 @@ func TestCountTable(t *testing.T) {
 		if c.Len() != len(want) || !maps.Equal(got, want) {
 			t.Fatalf("%s: Len %d, %d keys yielded, differ from the map's %d: %v", when, c.Len(), len(got), len(want), !maps.Equal(got, want))
 		}
+		keys, counts := c.Pairs()
+		if len(keys) != len(want) || len(counts) != len(keys) {
+			t.Fatalf("%s: Pairs gives %d keys and %d counts, want %d", when, len(keys), len(counts), len(want))
+		}
+		seen := map[string]bool{}
+		for i, k := range keys {
+			if n, ok := want[k]; !ok || seen[k] || counts[i] != n {
+				t.Fatalf("%s: Pairs: %q counts %d (twice: %v), want %d (in the table: %v)", when, k, counts[i], seen[k], n, ok)
+			}
+			seen[k] = true
+		}
 		run := c.Run()
-		keys := slices.Sorted(maps.Keys(want))
+		keys = slices.Sorted(maps.Keys(want))
 		if !slices.Equal(run.Keys, keys) || len(run.Vals) != len(keys) || run.Off != nil {
 			t.Fatalf("%s: Run has %d keys, want the map's %d in order", when, len(run.Keys), len(keys))
 		}
@@ -59,9 +71,31 @@ func TestCountTable(t *testing.T) {
 			break // All stops when asked
 		}
 	}
+	// Keys handed out by Pairs stay as they were through Reset and later
+	// Adds (they do not alias the arena), and keys too long for the arena
+	// count like any other.
+	before, _ := c.Pairs()
+	saved := slices.Clone(before)
+	long := strings.Repeat("L", 1<<24)
+	c.Add([]byte(long))
+	c.AddN(long, 4)
+	c.AddN(long[1:], 1)
+	want[long] += 5
+	want[long[1:]]++
+	check("after long keys")
 	c.Reset()
 	clear(want)
 	check("after Reset")
+	for i := range 5000 {
+		c.Add(fmt.Appendf(nil, "overwrite%d", i))
+		want[fmt.Sprintf("overwrite%d", i)]++
+	}
+	check("after Reset and 5000 Adds")
+	if !slices.Equal(before, saved) {
+		t.Fatalf("keys from Pairs changed after Reset and Add")
+	}
+	c.Reset()
+	clear(want)
 	c.Add([]byte("again"))
 	want["again"] = 1
 	check("after Reset and Add")
@@ -84,6 +118,21 @@ func BenchmarkCountTable(b *testing.B) {
 			c := reduce.NewCountTable()
 			for _, w := range words {
 				c.Add(w)
+			}
+		}
+	})
+	// The shape of 64 ranks in one process: 64 tables, each counting a
+	// 64th of the words and then handing its pairs over.
+	b.Run("tables64", func(b *testing.B) {
+		b.SetBytes(n)
+		b.ReportAllocs()
+		for b.Loop() {
+			for r := range 64 {
+				c := reduce.NewCountTable()
+				for _, w := range words[r*len(words)/64 : (r+1)*len(words)/64] {
+					c.Add(w)
+				}
+				c.Pairs()
 			}
 		}
 	})
