@@ -87,6 +87,45 @@ func (r *Rank) TransportName() string {
 // the transport and are counted all the same.
 func (r *Rank) MemoryMapped() bool { return r.ep.MemoryMapped() }
 
+// Cast returns rank's segment as memory of this process, for direct loads
+// and stores (UPC's upc_cast of a castable pointer-to-shared, UPC++'s
+// global_ptr::local()), or nil when it is not mapped here: over mpi, and
+// under any wrapper (wrap.Counting, wrap.Faults...), which must see every
+// access. Cast(ID()) is Segment().
+//
+// Accesses through the slice are not one-sided operations: the runtime
+// neither checks, orders nor counts them. Order them as the memory model
+// orders one-sided operations (a Lock held around them, or barriers
+// between the writes and the reads), and report them with CountCast so
+// that Stats keeps counting all remote traffic.
+func (r *Rank) Cast(rank int) []byte {
+	r.checkRank(rank)
+	if rank == r.id {
+		return r.seg
+	}
+	return r.ep.Mapped(rank)
+}
+
+// CountCast counts accesses made through Cast(rank): ops operations of
+// kind moving bytes in all, as if made by as many gets or puts (local ones
+// when rank is this rank).
+func (r *Rank) CountCast(kind OpKind, rank int, ops, bytes int64) {
+	r.checkRank(rank)
+	if rank == r.id {
+		r.stats.Local[kind] += ops
+		r.stats.LocalBytes += bytes
+		return
+	}
+	r.stats.Remote[kind] += ops
+	p := &r.stats.Peers[rank]
+	p.Messages += ops
+	if kind == OpPut {
+		p.BytesSent += bytes
+	} else {
+		p.BytesReceived += bytes
+	}
+}
+
 // Segment returns this rank's own shared segment. Offsets in it are the
 // offsets of Region and Ptr. Writing to it races with other ranks' puts
 // unless a barrier or lock orders them.

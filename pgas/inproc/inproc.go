@@ -152,6 +152,9 @@ func (e *endpoint) Failed() <-chan struct{} { return nil }
 // MemoryMapped is true: every segment is memory of this process.
 func (e *endpoint) MemoryMapped() bool { return true }
 
+// Mapped returns rank's segment.
+func (e *endpoint) Mapped(rank int) []byte { return e.j.segs[rank] }
+
 func (e *endpoint) Rank() int       { return e.rank }
 func (e *endpoint) Size() int       { return e.j.job.Ranks }
 func (e *endpoint) Segment() []byte { return e.j.segs[e.rank] }

@@ -646,6 +646,9 @@ func (e *endpoint) Failed() <-chan struct{} { return nil }
 // MemoryMapped is false: one-sided operations are MPI RMA calls.
 func (e *endpoint) MemoryMapped() bool { return false }
 
+// Mapped is nil: segments are reached through MPI windows.
+func (e *endpoint) Mapped(int) []byte { return nil }
+
 func (e *endpoint) Rank() int       { return e.rank }
 func (e *endpoint) Size() int       { return e.size }
 func (e *endpoint) Segment() []byte { return e.seg }

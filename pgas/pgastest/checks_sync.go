@@ -2,6 +2,7 @@ package pgastest
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -279,4 +280,79 @@ func checkPutFence(ctx context.Context, r *pgas.Rank) error {
 		return err
 	}
 	return data.AllFree(ctx)
+}
+
+// checkCast: Cast(me) is the rank's own segment; where Cast(q) is not nil
+// (a mapped transport, no wrapper) it is q's whole segment, loads through
+// it see q's stores after a barrier, stores through it under q's lock are
+// what q reads after a barrier, and CountCast counts them.
+func checkCast(ctx context.Context, r *pgas.Rank) error {
+	if got := r.Cast(r.ID()); len(got) != len(r.Segment()) || &got[0] != &r.Segment()[0] {
+		return fmt.Errorf("Cast(%d) is not the rank's own segment", r.ID())
+	}
+	reg, err := r.AllAlloc(ctx, 64)
+	if err != nil {
+		return err
+	}
+	l, err := r.AllLockAlloc(ctx)
+	if err != nil {
+		return err
+	}
+	q := next(r)
+	le := binary.LittleEndian
+	le.PutUint64(r.Segment()[reg.Off:], uint64(1000+r.ID()))
+	if err := r.Barrier(ctx); err != nil {
+		return err
+	}
+	seg := r.Cast(q)
+	if seg != nil {
+		if int64(len(seg)) != r.Config().SegmentBytes {
+			return fmt.Errorf("Cast(%d) is %d bytes; want the segment's %d", q, len(seg), r.Config().SegmentBytes)
+		}
+		if v := le.Uint64(seg[reg.Off:]); v != uint64(1000+q) {
+			return fmt.Errorf("through Cast(%d): %d; want %d, stored by rank %d", q, v, 1000+q, q)
+		}
+		before := r.Stats()
+		if err := l.Lock(ctx); err != nil {
+			return err
+		}
+		le.PutUint64(seg[reg.Off+8:], le.Uint64(seg[reg.Off+8:])+uint64(r.ID()+1))
+		if err := l.Unlock(ctx); err != nil {
+			return err
+		}
+		r.CountCast(pgas.OpGet, q, 1, 8)
+		r.CountCast(pgas.OpPut, q, 1, 8)
+		after := r.Stats()
+		if q != r.ID() && (after.Peers[q].BytesSent-before.Peers[q].BytesSent != 8 || after.Peers[q].BytesReceived-before.Peers[q].BytesReceived != 8) {
+			return fmt.Errorf("CountCast: traffic with rank %d grew by %d sent, %d received; want 8 and 8", q,
+				after.Peers[q].BytesSent-before.Peers[q].BytesSent, after.Peers[q].BytesReceived-before.Peers[q].BytesReceived)
+		}
+	}
+	// Everyone learns whether everyone cast, then checks its own word.
+	flags, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N()), pgas.Cyclic)
+	if err != nil {
+		return err
+	}
+	if seg != nil {
+		if err := flags.Put(ctx, int64(q), 1); err != nil {
+			return err
+		}
+	}
+	if err := r.Barrier(ctx); err != nil {
+		return err
+	}
+	v := le.Uint64(r.Segment()[reg.Off+8:])
+	if flags.Local()[0] == 1 && v != uint64(prev(r)+1) {
+		return fmt.Errorf("rank %d stored %d through Cast under the lock; read %d", prev(r), prev(r)+1, v)
+	}
+	if flags.Local()[0] == 0 && v != 0 {
+		return fmt.Errorf("no rank cast to this one, yet the word is %d", v)
+	}
+	if err := flags.AllFree(ctx); err != nil {
+		return err
+	}
+	if err := l.AllFree(ctx); err != nil {
+		return err
+	}
+	return r.AllFree(ctx, reg)
 }

@@ -40,6 +40,7 @@ type Check struct {
 //	alloc             AllAlloc, GlobalAlloc, Alloc, Free: zeroed, disjoint, reusable; out of memory
 //	stats             exact counters after a known pattern of local and remote operations
 //	all-stats         AllStats returns every rank's counters and their exact sum
+//	cast              Cast(q) is q's segment or nil; loads, stores under a lock and CountCast through it
 func Checks() []Check {
 	return []Check{
 		{"ids", 1, checkIDs},
@@ -59,6 +60,7 @@ func Checks() []Check {
 		{"alloc", 1, checkAlloc},
 		{"stats", 1, checkStats},
 		{"all-stats", 1, checkAllStats},
+		{"cast", 1, checkCast},
 	}
 }
 

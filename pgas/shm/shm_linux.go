@@ -261,6 +261,9 @@ func (e *endpoint) Failed() <-chan struct{} { return e.failed }
 // process.
 func (e *endpoint) MemoryMapped() bool { return true }
 
+// Mapped returns rank's segment, mapped in this process.
+func (e *endpoint) Mapped(rank int) []byte { return e.segs[rank] }
+
 // watch sleeps on the failure record's word until a failure is recorded
 // or the endpoint is closed.
 func (e *endpoint) watch() {

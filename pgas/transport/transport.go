@@ -258,6 +258,15 @@ type Extended interface {
 	// would pay a message each. The result is the same on every call. A
 	// wrapper that delays or throttles operations reports false.
 	MemoryMapped() bool
+
+	// Mapped returns rank's segment as memory of this process, for direct
+	// loads and stores (UPC's upc_cast, UPC++'s local()), or nil: when
+	// the segment is not mapped here, and always from a wrapper, which
+	// must see every access (to count it, fail it or delay it). A caller
+	// writing through it synchronises as a one-sided operation would
+	// (under a lock, or between barriers) and reports its accesses for
+	// counting (pgas.Rank.Cast). The result is the same on every call.
+	Mapped(rank int) []byte
 }
 
 // MemoryMapper is the optional interface of an endpoint whose job's
@@ -266,10 +275,16 @@ type MemoryMapper interface {
 	MemoryMapped() bool
 }
 
+// SegmentMapper is the optional interface of an endpoint that hands out
+// the other ranks' segments as memory (Extended.Mapped); Extend reads it.
+type SegmentMapper interface {
+	Mapped(rank int) []byte
+}
+
 // Extend returns ep as an Extended endpoint: ep itself if it already is
-// one, else a shim whose Collectives, Failed and MemoryMapped report what
-// ep implements of Collectives, FailureNotifier and MemoryMapper (nil or
-// false where it implements none)
+// one, else a shim whose Collectives, Failed, MemoryMapped and Mapped
+// report what ep implements of Collectives, FailureNotifier, MemoryMapper
+// and SegmentMapper (nil or false where it implements none)
 // and whose other methods are ep's. Call it once per endpoint, at Open,
 // and use the result from then on; it is the one place the optional
 // interfaces are type-asserted.
@@ -285,6 +300,7 @@ func Extend(ep Endpoint) Extended {
 	if m, ok := ep.(MemoryMapper); ok {
 		s.mapped = m.MemoryMapped()
 	}
+	s.segs, _ = ep.(SegmentMapper)
 	return s
 }
 
@@ -294,8 +310,16 @@ type shim struct {
 	coll   Collectives
 	failed <-chan struct{}
 	mapped bool
+	segs   SegmentMapper // nil if ep is none
 }
 
 func (s *shim) Collectives() Collectives { return s.coll }
 func (s *shim) Failed() <-chan struct{}  { return s.failed }
 func (s *shim) MemoryMapped() bool       { return s.mapped }
+
+func (s *shim) Mapped(rank int) []byte {
+	if s.segs == nil {
+		return nil
+	}
+	return s.segs.Mapped(rank)
+}

@@ -38,6 +38,9 @@ func (b *base) Failed() <-chan struct{} { return b.inner.Failed() }
 // MemoryMapped is the inner endpoint's.
 func (b *base) MemoryMapped() bool { return b.inner.MemoryMapped() }
 
+// Mapped is nil: a wrapper sees every access to another rank's segment.
+func (b *base) Mapped(int) []byte { return nil }
+
 // Collectives returns the inner endpoint's native collectives as the
 // wrapper wraps them, or nil if it has none.
 func (b *base) Collectives() transport.Collectives { return b.nat }

@@ -143,7 +143,7 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 	}
 	fold := func(j int, l *pgas.Lock) error {
 		batch := order[counts[j]:counts[j+1]]
-		p = nodePart{r: r, home: first + j, base: reg.Off, size: reg.Size, fixed: x.vc.Fixed(), buf: p.buf, old: p.old, spare: p.spare}
+		p = nodePart{r: r, home: first + j, base: reg.Off, size: reg.Size, fixed: x.vc.Fixed(), buf: p.buf, old: p.old, spare: p.spare, mem: r.Cast(first + j)}
 		if err := p.load(ctx, len(batch)); err != nil {
 			return err
 		}
@@ -163,6 +163,7 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 		if err := p.store(ctx); err != nil {
 			return err
 		}
+		p.flush()
 		return l.Unlock(ctx)
 	}
 	// Take the partitions whose locks are free first; wait in turn only
@@ -336,13 +337,53 @@ type nodePart struct {
 	// instead of a get each, and slot writes go to both.
 	cache []byte
 	spare []byte // cache's memory, kept from batch to batch
+	// mem, when not nil, is the home rank's segment as memory of this
+	// process (pgas.Rank.Cast: inproc, shm): the partition is read and
+	// written with loads and stores, under the partition's lock as the
+	// one-sided operations would be, and the accesses are counted at
+	// unlock (flush) as the gets and puts they stand for.
+	mem                []byte
+	gets, puts         int64
+	getBytes, putBytes int64
+}
+
+// get reads len(dst) bytes at off of the partition's home segment.
+func (p *nodePart) get(ctx context.Context, off int64, dst []byte) error {
+	if p.mem != nil {
+		copy(dst, p.mem[off:])
+		p.gets++
+		p.getBytes += int64(len(dst))
+		return nil
+	}
+	return p.r.GetBytes(ctx, p.home, off, dst)
+}
+
+// put writes src at off of the partition's home segment.
+func (p *nodePart) put(ctx context.Context, off int64, src []byte) error {
+	if p.mem != nil {
+		copy(p.mem[off:], src)
+		p.puts++
+		p.putBytes += int64(len(src))
+		return nil
+	}
+	return p.r.PutBytes(ctx, p.home, off, src)
+}
+
+// flush counts the accesses made through mem.
+func (p *nodePart) flush() {
+	if p.mem == nil {
+		return
+	}
+	p.r.CountCast(pgas.OpGet, p.home, p.gets, p.getBytes)
+	p.r.CountCast(pgas.OpPut, p.home, p.puts, p.putBytes)
+	p.gets, p.puts, p.getBytes, p.putBytes = 0, 0, 0, 0
 }
 
 // load reads the partition's header, and the slot array too when a batch
 // of n pairs would probe a good part of it.
 func (p *nodePart) load(ctx context.Context, n int) error {
 	var h [32]byte
-	if err := p.r.GetBytes(ctx, p.home, p.base+16, h[:]); err != nil {
+	if err := p.get(ctx, p.base+16, h[:]); err != nil {
 		return err
 	}
 	le := binary.LittleEndian
@@ -351,10 +392,10 @@ func (p *nodePart) load(ctx context.Context, n int) error {
 		p.slots, p.logCap, p.used = nodeHdr, nodeLogCap, nodeHdr+8<<nodeLogCap
 	}
 	p.cache = nil
-	if 16*n >= 1<<p.logCap {
+	if p.mem == nil && 16*n >= 1<<p.logCap {
 		p.spare = slices.Grow(p.spare[:0], 8<<p.logCap)[:8<<p.logCap]
 		p.cache = p.spare
-		return p.r.GetBytes(ctx, p.home, p.base+p.slots, p.cache)
+		return p.get(ctx, p.base+p.slots, p.cache)
 	}
 	return nil
 }
@@ -366,7 +407,7 @@ func (p *nodePart) store(ctx context.Context) error {
 	le.PutUint64(h[8:], uint64(p.slots))
 	le.PutUint64(h[16:], uint64(p.logCap))
 	le.PutUint64(h[24:], uint64(p.count))
-	return p.r.PutBytes(ctx, p.home, p.base+16, h[:])
+	return p.put(ctx, p.base+16, h[:])
 }
 
 // word reads slot i.
@@ -374,7 +415,7 @@ func (p *nodePart) word(ctx context.Context, i uint64) (uint64, error) {
 	if p.cache != nil {
 		return binary.LittleEndian.Uint64(p.cache[8*i:]), nil
 	}
-	if err := p.r.GetBytes(ctx, p.home, p.base+p.slots+8*int64(i), p.w[:]); err != nil {
+	if err := p.get(ctx, p.base+p.slots+8*int64(i), p.w[:]); err != nil {
 		return 0, err
 	}
 	return binary.LittleEndian.Uint64(p.w[:]), nil
@@ -386,7 +427,7 @@ func (p *nodePart) putWord(ctx context.Context, i uint64, v uint64) error {
 		binary.LittleEndian.PutUint64(p.cache[8*i:], v)
 	}
 	binary.LittleEndian.PutUint64(p.w[:], v)
-	return p.r.PutBytes(ctx, p.home, p.base+p.slots+8*int64(i), p.w[:])
+	return p.put(ctx, p.base+p.slots+8*int64(i), p.w[:])
 }
 
 // add appends an entry and returns its offset, or -1 if it does not fit.
@@ -404,7 +445,7 @@ func (p *nodePart) add(ctx context.Context, kb, vb []byte) (int64, error) {
 	}
 	p.buf = b
 	at := p.used
-	if err := p.r.PutBytes(ctx, p.home, p.base+at, b); err != nil {
+	if err := p.put(ctx, p.base+at, b); err != nil {
 		return 0, err
 	}
 	p.used += n
@@ -446,7 +487,7 @@ func (p *nodePart) insert(ctx context.Context, h uint64, kb []byte, value func()
 				p.buf = make([]byte, n)
 			}
 			e := p.buf[:n]
-			if err := p.r.GetBytes(ctx, p.home, p.base+at, e); err != nil {
+			if err := p.get(ctx, p.base+at, e); err != nil {
 				return false, err
 			}
 			if int(binary.LittleEndian.Uint32(e)) != len(kb) || string(e[8:8+len(kb)]) != string(kb) {
@@ -459,7 +500,7 @@ func (p *nodePart) insert(ctx context.Context, h uint64, kb []byte, value func()
 			} else {
 				p.old = slices.Grow(p.old[:0], vl)[:vl]
 				old = p.old
-				if err := p.r.GetBytes(ctx, p.home, p.base+at+8+int64(len(kb)), old); err != nil {
+				if err := p.get(ctx, p.base+at+8+int64(len(kb)), old); err != nil {
 					return false, err
 				}
 			}
@@ -468,7 +509,7 @@ func (p *nodePart) insert(ctx context.Context, h uint64, kb []byte, value func()
 				return false, err
 			}
 			if len(nv) == vl {
-				return true, p.r.PutBytes(ctx, p.home, p.base+at+8+int64(len(kb)), nv)
+				return true, p.put(ctx, p.base+at+8+int64(len(kb)), nv)
 			}
 			at2, err := p.add(ctx, kb, nv)
 			if err != nil || at2 < 0 {
@@ -493,7 +534,7 @@ func (p *nodePart) grow(ctx context.Context) (bool, error) {
 	b := p.cache
 	if b == nil {
 		b = make([]byte, old)
-		if err := p.r.GetBytes(ctx, p.home, p.base+p.slots, b); err != nil {
+		if err := p.get(ctx, p.base+p.slots, b); err != nil {
 			return false, err
 		}
 	}
@@ -510,7 +551,7 @@ func (p *nodePart) grow(ctx context.Context) (bool, error) {
 		}
 		binary.LittleEndian.PutUint64(nb[8*j:], w)
 	}
-	if err := p.r.PutBytes(ctx, p.home, p.base+p.used, nb); err != nil {
+	if err := p.put(ctx, p.base+p.used, nb); err != nil {
 		return false, err
 	}
 	p.slots, p.used, p.logCap = p.used, p.used+need, p.logCap+1

@@ -79,18 +79,26 @@ func TestCollectNodeOverflow(t *testing.T) {
 				return reduce.NewHashStore(reduce.Max[int64](), reduce.WithValueCodec[string](varInt64()))
 			}},
 	}
-	for _, n := range []int{2, 3, 5} {
-		for _, g := range []reduce.Gather{reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot} {
-			o := reduce.Options{Gather: g, Root: n - 1, Node: reduce.NodeOn}
-			t.Run(fmt.Sprintf("n=%d/%v", n, g), func(t *testing.T) {
-				rs := runCollectCfg(t, cases, pgas.Config{Ranks: n, SegmentBytes: 1 << 20, Check: true}, o)
-				for i, c := range cases {
-					t.Run(c.name, func(t *testing.T) {
-						checkCollect(t, c, n, o, rs[i])
-						checkNodeTraffic(t, c, n, n, o, rs[i], true)
-					})
+	// In-process ranks fold through Cast; under a wrapper, which sees
+	// every access, with one-sided gets and puts.
+	for _, access := range []string{"cast", "one-sided"} {
+		for _, n := range []int{2, 3, 5} {
+			for _, g := range []reduce.Gather{reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot} {
+				o := reduce.Options{Gather: g, Root: n - 1, Node: reduce.NodeOn}
+				cfg := pgas.Config{Ranks: n, SegmentBytes: 1 << 20, Check: true}
+				if access == "one-sided" {
+					cfg.Transport = wrap.NewCounting(inproc.New())
 				}
-			})
+				t.Run(fmt.Sprintf("%s/n=%d/%v", access, n, g), func(t *testing.T) {
+					rs := runCollectCfg(t, cases, cfg, o)
+					for i, c := range cases {
+						t.Run(c.name, func(t *testing.T) {
+							checkCollect(t, c, n, o, rs[i])
+							checkNodeTraffic(t, c, n, n, o, rs[i], true)
+						})
+					}
+				})
+			}
 		}
 	}
 }

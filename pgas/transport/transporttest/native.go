@@ -154,6 +154,9 @@ func (e *endpoint) Collectives() transport.Collectives { return e }
 // MemoryMapped is the inner endpoint's.
 func (e *endpoint) MemoryMapped() bool { return transport.Extend(e.inner).MemoryMapped() }
 
+// Mapped is the inner endpoint's.
+func (e *endpoint) Mapped(rank int) []byte { return transport.Extend(e.inner).Mapped(rank) }
+
 // Failed returns a channel closed when any endpoint of the job has called
 // Fail.
 func (e *endpoint) Failed() <-chan struct{} { return e.j.failed }
