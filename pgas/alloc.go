@@ -76,26 +76,67 @@ func (e *OutOfMemoryError) Error() string {
 		e.Op, e.Asked, e.Left, e.SegmentBytes)
 }
 
-// freshMarks bound the parts of a rank's segment that allocations have
-// ever handed out: [heapStart, sym) upward and [local, end) downward.
-// Bytes outside them are still as the transport gave them, zero (the
-// transport contract), so an allocation clears only what it shares with
-// them: a fresh mapping's pages are not touched (made resident) just to
-// be zeroed again, which at 64 in-process ranks was most of the
-// collectives' staging areas.
-type freshMarks struct{ sym, local int64 }
+// freshMarks know which parts of a rank's segment may hold data: the
+// symmetric blocks handed out (dirty, sorted and coalesced) and the local
+// heap from local on. Bytes outside them are still zero, as the transport
+// gave them or as AllFreeUsed left them, so an allocation clears only what
+// it shares with them: pages nobody used are not touched (made resident)
+// just to be zeroed again, which at 64 in-process ranks was most of the
+// collectives' staging areas and of the node tables' regions.
+type freshMarks struct {
+	dirty []extent // as [off, off+size)
+	local int64
+}
 
-// seeSym learns that symmetric blocks up to ever have been handed out:
-// any rank may have written there (another rank's GlobalAlloc, whose
-// memory it zeroes and fills with puts), so this rank's bytes below ever
+// markDirty adds [lo, hi) to the dirty extents.
+func (f *freshMarks) markDirty(lo, hi int64) {
+	if lo >= hi {
+		return
+	}
+	out := f.dirty[:0:0]
+	for _, e := range f.dirty {
+		switch {
+		case e.off+e.size < lo || e.off > hi: // apart
+			out = append(out, e)
+		default: // overlapping or touching: merge
+			lo, hi = min(lo, e.off), max(hi, e.off+e.size)
+		}
+	}
+	out = append(out, extent{lo, hi - lo})
+	slices.SortFunc(out, func(a, b extent) int { return int(a.off - b.off) })
+	f.dirty = out
+}
+
+// cleanDirty removes [lo, hi) from the dirty extents.
+func (f *freshMarks) cleanDirty(lo, hi int64) {
+	out := f.dirty[:0:0]
+	for _, e := range f.dirty {
+		end := e.off + e.size
+		if end <= lo || e.off >= hi {
+			out = append(out, e)
+			continue
+		}
+		if e.off < lo {
+			out = append(out, extent{e.off, lo - e.off})
+		}
+		if end > hi {
+			out = append(out, extent{hi, end - hi})
+		}
+	}
+	f.dirty = out
+}
+
+// seeSym learns that symmetric blocks up to ever were handed out that
+// this rank was not told of (another rank's GlobalAlloc, whose memory it
+// zeroes and fills with puts, or a team's AllAlloc): its bytes below ever
 // are no longer known to be zero.
-func (r *Rank) seeSym(ever int64) { r.fresh.sym = max(r.fresh.sym, ever) }
+func (r *Rank) seeSym(ever int64) { r.fresh.markDirty(headerBytes(r.n), ever) }
 
 // zeroSym zeroes [off, off+size) of this rank's segment for a symmetric
 // block and marks it handed out.
 func (r *Rank) zeroSym(off, size int64) {
 	r.zeroUsed(off, size)
-	r.fresh.sym = max(r.fresh.sym, off+size)
+	r.fresh.markDirty(off, off+size)
 }
 
 // zeroLocal is zeroSym for a block of the local heap.
@@ -104,12 +145,13 @@ func (r *Rank) zeroLocal(off, size int64) {
 	r.fresh.local = min(r.fresh.local, off)
 }
 
-// zeroUsed clears the bytes of [off, off+size) that an allocation has
-// handed out before.
+// zeroUsed clears the bytes of [off, off+size) that may hold data.
 func (r *Rank) zeroUsed(off, size int64) {
 	end := off + size
-	if lo, hi := off, min(end, r.fresh.sym); lo < hi {
-		clear(r.seg[lo:hi])
+	for _, e := range r.fresh.dirty {
+		if lo, hi := max(off, e.off), min(end, e.off+e.size); lo < hi {
+			clear(r.seg[lo:hi])
+		}
 	}
 	if lo, hi := max(off, r.fresh.local), end; lo < hi {
 		clear(r.seg[lo:hi])
@@ -129,7 +171,7 @@ type extent struct{ off, size int64 }
 // symState is rank 0's allocator state as read under the lock.
 type symState struct {
 	high, floor int64
-	ever        int64 // max end of every symmetric block so far (freshMarks)
+	ever        int64 // max end of the blocks not every rank was told of (freshMarks)
 	ext         []extent
 }
 
@@ -188,10 +230,11 @@ func (r *Rank) withAllocLock(ctx context.Context, f func() error) error {
 }
 
 // symAlloc reserves a symmetric block of size bytes and returns its
-// offset and the end of the highest symmetric block allocated before it:
-// bytes of the new block above that were never handed out and are still
-// zero, so zeroing them again would only make fresh pages resident.
-func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off, ever int64, err error) {
+// offset and ever: the end of the highest block allocated before it that
+// not every rank was told of. Every rank learns of an AllAlloc (told);
+// a GlobalAlloc or a team's AllAlloc raises ever, so that every rank
+// treats its bytes below as possibly written (freshMarks).
+func (r *Rank) symAlloc(ctx context.Context, op string, size int64, told bool) (off, ever int64, err error) {
 	asked := size
 	size = max(align(size), allocAlign)
 	err = r.withAllocLock(ctx, func() error {
@@ -222,7 +265,9 @@ func (r *Rank) symAlloc(ctx context.Context, op string, size int64) (off, ever i
 		st.ext = slices.Insert(st.ext, at, extent{off, size})
 		ever = st.ever
 		st.high = max(st.high, off+size)
-		st.ever = max(st.ever, st.high)
+		if !told {
+			st.ever = max(st.ever, off+size)
+		}
 		return r.writeSym(ctx, st)
 	})
 	return off, ever, err
@@ -272,7 +317,7 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 		if mism := r.checkSizes(size); mism >= 0 {
 			res = [slotWords]int64{codeCheck, int64(mism), size, int64(binary.LittleEndian.Uint64(r.seg[hCheck+8*mism:]))}
 		} else {
-			off, ever, err := r.symAlloc(ctx, "AllAlloc", size)
+			off, ever, err := r.symAlloc(ctx, "AllAlloc", size, true)
 			if res, err = allocResult(size, off, ever, err); err != nil {
 				return Region{}, err
 			}
@@ -379,7 +424,7 @@ func (r *Rank) GlobalAlloc(ctx context.Context, size int64) (Region, error) {
 	if size < 0 {
 		panic(fmt.Sprintf("pgas: GlobalAlloc of %d bytes", size))
 	}
-	off, ever, err := r.symAlloc(ctx, "GlobalAlloc", size)
+	off, ever, err := r.symAlloc(ctx, "GlobalAlloc", size, false)
 	if err != nil {
 		return Region{}, err
 	}
@@ -481,6 +526,31 @@ func (r *Rank) AllFree(ctx context.Context, reg Region) error {
 	if err := r.Barrier(ctx); err != nil {
 		return err
 	}
+	if r.id == 0 {
+		return r.symFree(ctx, reg.Off)
+	}
+	return nil
+}
+
+// AllFreeUsed is AllFree for a region whose copy on this rank was written
+// (by any rank) only in its first used bytes, the rest being still as
+// AllAlloc handed it out, zero. It clears those bytes, so the region is
+// zero again on every rank, and an allocation over it later need not
+// clear the rest, which would make pages resident that nobody used (a
+// table sized for the worst case, mostly empty). used may differ from
+// rank to rank. Collective.
+func (r *Rank) AllFreeUsed(ctx context.Context, reg Region, used int64) error {
+	if !reg.Symmetric() {
+		return fmt.Errorf("pgas: AllFreeUsed of rank %d's local region", reg.Owner)
+	}
+	if used < 0 || used > reg.Size || reg.Off < 0 || reg.Off+reg.Size > int64(len(r.seg)) {
+		return fmt.Errorf("pgas: AllFreeUsed of %d bytes of region [%d,%d) of rank %d", used, reg.Off, reg.Off+reg.Size, r.id)
+	}
+	clear(r.seg[reg.Off : reg.Off+used])
+	if err := r.Barrier(ctx); err != nil {
+		return err
+	}
+	r.fresh.cleanDirty(reg.Off, reg.Off+reg.Size)
 	if r.id == 0 {
 		return r.symFree(ctx, reg.Off)
 	}

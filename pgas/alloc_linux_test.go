@@ -52,7 +52,39 @@ func TestAllAllocLeavesFreshPages(t *testing.T) {
 		if res := resident(t, r.Segment()[big.Off:big.Off+big.Size]); res > 64<<10 {
 			t.Errorf("rank %d: %d bytes of a fresh 16 MiB AllAlloc region are resident; want at most 64 KiB", r.ID(), res)
 		}
-		for _, reg := range []pgas.Region{small, big} {
+		// Written in its first KiB only (and by another rank too), freed
+		// with AllFreeUsed: allocated again, it is zero and still not
+		// resident beyond what was used.
+		seg := r.Segment()[big.Off : big.Off+big.Size]
+		for i := range 1024 {
+			seg[i] = byte(i + 1)
+		}
+		if err := r.PutBytes(ctx, (r.ID()+1)%r.N(), big.Off+2048, []byte("from a neighbour")); err != nil {
+			return err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if err := r.AllFreeUsed(ctx, big, 4096); err != nil {
+			return err
+		}
+		again, err := r.AllAlloc(ctx, 20<<20)
+		if err != nil {
+			return err
+		}
+		seg = r.Segment()[again.Off : again.Off+again.Size]
+		if again.Off != big.Off {
+			t.Errorf("rank %d: the second region is at %d, the first was at %d: the test wants it reused", r.ID(), again.Off, big.Off)
+		}
+		for i, b := range seg[:8192] {
+			if b != 0 {
+				t.Fatalf("rank %d: byte %d of a region allocated over one freed with AllFreeUsed is %#x", r.ID(), i, b)
+			}
+		}
+		if res := resident(t, seg); res > 64<<10 {
+			t.Errorf("rank %d: %d bytes of a 20 MiB AllAlloc over a region freed with AllFreeUsed are resident; want at most 64 KiB", r.ID(), res)
+		}
+		for _, reg := range []pgas.Region{small, again} {
 			if err := r.AllFree(ctx, reg); err != nil {
 				return err
 			}

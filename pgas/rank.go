@@ -42,7 +42,7 @@ func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error
 	r.stats.Rank = r.id
 	r.stats.Peers = make(Traffic, r.n)
 	r.heap.init(cfg.SegmentBytes)
-	r.fresh = freshMarks{sym: headerBytes(r.n), local: cfg.SegmentBytes}
+	r.fresh = freshMarks{local: cfg.SegmentBytes}
 	if r.id == 0 {
 		r.initHeader()
 	}

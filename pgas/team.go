@@ -235,7 +235,7 @@ func (t *Team) AllAlloc(ctx context.Context, size int64) (Region, error) {
 	slot := t.ctl + tcSlots + (t.allocs%2)*slotWords*8
 	t.allocs++
 	if t.tid == 0 {
-		off, ever, err := r.symAlloc(ctx, "team AllAlloc", size)
+		off, ever, err := r.symAlloc(ctx, "team AllAlloc", size, false)
 		res, err := allocResult(size, off, ever, err)
 		if err != nil {
 			return Region{}, err
