@@ -54,10 +54,29 @@ type mapOpts struct {
 	weights   []float64
 	plan      *distrib.Plan
 	finish    any // func(context.Context, func(K, V)) error of the map's K, V
+	reduce    *reduce.Options
 }
 
 // MapOption configures ApplyMap.
 type MapOption func(*mapOpts)
+
+// WithReduce tells the map the options of the ApplyReduce that will
+// follow it (the same ones), so that the reduce stage can start while the
+// ranks map: with node-level combining (reduce.NodeCombine), each rank
+// folds its pairs into its node's table as it goes and holds no more than
+// a budget of them, instead of every key of its input until the map ends
+// (reduce.Store.SinkBudget tells a map's own combining table when to hand
+// its pairs over). ApplyReduce must then be called with the same gather
+// mode and node combining, or it fails.
+func WithReduce(opts ...ReduceOption) MapOption {
+	return func(o *mapOpts) {
+		var ro redOpts
+		for _, opt := range opts {
+			opt(&ro)
+		}
+		o.reduce = &ro.o
+	}
+}
 
 // WithDistribution selects the work distribution (default distrib.Block).
 func WithDistribution(k distrib.Kind) MapOption { return func(o *mapOpts) { o.kind = k } }
@@ -156,28 +175,42 @@ func check[I any](ctx context.Context, r *pgas.Rank, what string, in Input[I], e
 // prepareMap applies a map call's options: it checks the input and the
 // options across ranks (under Config.Check), and returns the plan and the
 // finish function.
-func prepareMap[I, K, V any](ctx context.Context, r *pgas.Rank, what string, in Input[I], opts []MapOption) (*distrib.Plan, func(context.Context, func(K, V)) error, error) {
+func prepareMap[I, K, V any](ctx context.Context, r *pgas.Rank, what string, in Input[I], opts []MapOption) (*distrib.Plan, func(context.Context, func(K, V)) error, *reduce.Options, error) {
 	var o mapOpts
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if err := check(ctx, r, what, in, fmt.Sprintf("dist=%v threshold=%v", o.kind, o.threshold)); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p, err := plan(in, r.N(), o)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	finish, err := finishOf[K, V](o)
-	return p, finish, err
+	return p, finish, o.reduce, err
+}
+
+// beginReduce starts the reduce stage the map was told of (WithReduce).
+func beginReduce[K comparable, V any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], ro *reduce.Options) error {
+	if ro == nil {
+		return nil
+	}
+	if err := shuffle.Begin(ctx, r, st, *ro); err != nil {
+		return fmt.Errorf("mr: node-level table: %w", err)
+	}
+	return nil
 }
 
 // ApplyMap is collective: it runs f on this rank's share of the input
 // elements, chosen by the distribution, emitting into st. It returns when
 // this rank's elements are mapped (no barrier: ApplyReduce synchronises).
 func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f MapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
-	p, finish, err := prepareMap[I, K, V](ctx, r, "ApplyMap", in, opts)
+	p, finish, ro, err := prepareMap[I, K, V](ctx, r, "ApplyMap", in, opts)
 	if err != nil {
+		return MapStats{}, err
+	}
+	if err := beginReduce(ctx, r, st, ro); err != nil {
 		return MapStats{}, err
 	}
 	t0 := time.Now()
@@ -248,8 +281,11 @@ func callMap[I, K, V any](ctx context.Context, f MapFunc[I, K, V], x I, emit fun
 // it chooses, normally Share.Elements. Values are ordered by (rank, emit
 // order), which is input order when shares are contiguous in rank order.
 func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f ArrayMapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
-	p, finish, err := prepareMap[I, K, V](ctx, r, "ApplyMapArray", in, opts)
+	p, finish, ro, err := prepareMap[I, K, V](ctx, r, "ApplyMapArray", in, opts)
 	if err != nil {
+		return MapStats{}, err
+	}
+	if err := beginReduce(ctx, r, st, ro); err != nil {
 		return MapStats{}, err
 	}
 	t0 := time.Now()
@@ -297,6 +333,11 @@ func WithTransfer(t reduce.Transfer) ReduceOption { return func(o *redOpts) { o.
 func WithNodeCombine(n reduce.NodeCombine) ReduceOption {
 	return func(o *redOpts) { o.o.Node = n }
 }
+
+// WithNodeBudget bounds the pairs the ranks of a node hold while they
+// map with node-level combining (reduce.Options.NodeBudget; with
+// WithReduce).
+func WithNodeBudget(n int) ReduceOption { return func(o *redOpts) { o.o.NodeBudget = n } }
 
 // Merge makes GatherNone and GatherPartitioned gather every rank's pairs
 // to the root afterwards, so that the root's reduce sees all keys.

@@ -59,6 +59,7 @@ func (m MapMode) String() string {
 //	                          Gather
 //	no-collectives            Transfer = reduce.ElementByElement
 //	node=on | node=off        Node (reduce.NodeOn, reduce.NodeOff)
+//	node-budget=N             NodeBudget
 //	root=N                    Root
 //
 // The zero Options prints as "default", and "default" may appear among the
@@ -87,6 +88,10 @@ type Options struct {
 	// node-level table before pairs move (reduce.NodeCombine; the zero
 	// value, NodeAuto, where it is correct and pays).
 	Node reduce.NodeCombine
+	// NodeBudget bounds the pairs the ranks of a node hold while they map
+	// with node combining (reduce.Options.NodeBudget: 0 is the default,
+	// negative is no bound).
+	NodeBudget int
 }
 
 // Defaults are what a job makes of Options' zero fields: they are part of
@@ -180,7 +185,7 @@ func (o Options) MapOptions() []MapOption {
 // ranks (GatherNone, GatherPartitioned), so that Root sees every key.
 func (o Options) ReduceOptions(d Defaults) []ReduceOption {
 	g := o.Resolve(d).Gather
-	ro := []ReduceOption{Gather(g), Root(o.Root), WithTransfer(o.Transfer), WithNodeCombine(o.Node)}
+	ro := []ReduceOption{Gather(g), Root(o.Root), WithTransfer(o.Transfer), WithNodeCombine(o.Node), WithNodeBudget(o.NodeBudget)}
 	if g == reduce.GatherNone || g == reduce.GatherPartitioned {
 		ro = append(ro, Merge())
 	}
@@ -215,6 +220,9 @@ func (o Options) String() string {
 	}
 	if o.Node != reduce.NodeAuto {
 		parts = append(parts, "node="+o.Node.String())
+	}
+	if o.NodeBudget != 0 {
+		parts = append(parts, "node-budget="+strconv.Itoa(o.NodeBudget))
 	}
 	if o.Root != 0 {
 		parts = append(parts, "root="+strconv.Itoa(o.Root))
@@ -330,8 +338,14 @@ func (o *Options) set(s Setting) error {
 			return bad("auto, on or off")
 		}
 		o.Node = n
+	case "node-budget":
+		n, err := strconv.Atoi(s.Value)
+		if err != nil {
+			return bad("an integer (0: the default, negative: no bound)")
+		}
+		o.NodeBudget = n
 	default:
-		return fmt.Errorf("mr: Options has no field %q (want map, dist, threshold, gather, root, transfer or node)", s.Field)
+		return fmt.Errorf("mr: Options has no field %q (want map, dist, threshold, gather, root, transfer, node or node-budget)", s.Field)
 	}
 	return nil
 }
@@ -351,7 +365,7 @@ func ParseOptions(s string) (Options, error) {
 		return o, errors.New("no mode (want \"default\" or modes joined by +)")
 	}
 	nouns := map[string]string{"map": "map mode", "dist": "distribution", "threshold": "threshold",
-		"gather": "gather mode", "root": "root", "transfer": "transfer mode", "node": "node-combine setting"}
+		"gather": "gather mode", "root": "root", "transfer": "transfer mode", "node": "node-combine setting", "node-budget": "node budget"}
 	given := map[string]string{} // field → part that gave it
 	var settings []Setting
 	for _, part := range strings.Split(s, "+") {
@@ -402,10 +416,10 @@ func partSetting(part string) (Setting, error) {
 		return Setting{"gather", g}, nil
 	case part == "no-collectives":
 		return Setting{"transfer", reduce.ElementByElement.String()}, nil
-	case hasVal && (name == "threshold" || name == "root" || name == "node"):
+	case hasVal && (name == "threshold" || name == "root" || name == "node" || name == "node-budget"):
 		return Setting{name, val}, nil
 	}
-	return Setting{}, fmt.Errorf("unknown mode %q (want %s, threshold=T, root=N or node=on|off, or several joined by +)", part, strings.Join(ModeNames, ", "))
+	return Setting{}, fmt.Errorf("unknown mode %q (want %s, threshold=T, root=N, node=on|off or node-budget=N, or several joined by +)", part, strings.Join(ModeNames, ", "))
 }
 
 // ParseGather parses a gather mode's name as reduce.Gather's String

@@ -29,6 +29,8 @@ func TestParseOptions(t *testing.T) {
 		{"node=off+gather-all", Options{Gather: reduce.GatherAll, Node: reduce.NodeOff}},
 		{"node=on", Options{Node: reduce.NodeOn}},
 		{"node=auto", Options{}},
+		{"node=on+node-budget=4096", Options{Node: reduce.NodeOn, NodeBudget: 4096}},
+		{"node-budget=-1", Options{NodeBudget: -1}},
 	} {
 		got, err := ParseOptions(c.in)
 		if err != nil || got != c.want {
@@ -53,6 +55,8 @@ func TestParseOptions(t *testing.T) {
 		{"gather-all+gather-root", "two gather modes (gather-all and gather-root)"},
 		{"node=maybe", "node=maybe: want auto, on or off"},
 		{"node=on+node=off", "two node-combine settings (node=on and node=off)"},
+		{"node-budget=lots", "node-budget=lots: want an integer"},
+		{"node-budget=1+node-budget=2", "node-budget"},
 	} {
 		_, err := ParseOptions(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.err) {

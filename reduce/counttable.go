@@ -25,6 +25,21 @@ type CountTable struct {
 	keys  []byte // the arena: every key's bytes, in insertion order
 	n     int
 	long  map[string]int64 // keys of maxArenaKey bytes or more
+	spare []slot           // the slots TakeCold last moved out of
+	limit int              // OnFull's
+	full  func()
+}
+
+// OnFull makes the table call full whenever a new key brings it to limit
+// distinct keys (a limit of 0 or less, or a nil full, turns it off). full
+// is called from Add or AddN, after the key is counted, and normally
+// hands keys over with TakeCold, which keeps the table within the limit
+// however many keys a stretch of input adds.
+func (c *CountTable) OnFull(limit int, full func()) {
+	if full == nil {
+		limit = 0
+	}
+	c.limit, c.full = limit, full
 }
 
 type slot struct {
@@ -116,6 +131,9 @@ func (c *CountTable) insert(i uint64, h uint64, w []byte, n int64) {
 	c.slots[i] = slot{h, uint64(len(c.keys))<<keyLenBits | uint64(len(w)), n}
 	c.keys = append(c.keys, w...)
 	c.n++
+	if c.limit > 0 && c.n >= c.limit {
+		defer c.full()
+	}
 	if 2*c.n <= len(c.slots) {
 		return
 	}
@@ -177,6 +195,90 @@ func (c *CountTable) Pairs() (keys []string, counts []int64) {
 		keys = append(keys, w)
 		counts = append(counts, n)
 	}
+	return keys, counts
+}
+
+// TakeCold removes the table's colder keys and returns them with their
+// counts, as Pairs would: the keys counted at most k times, for the least
+// k up to 15 that takes at least half of them, or every key if no such k
+// takes half. A map whose table must stay within a budget of keys hands
+// these over (Store.AddPairs) and goes on counting its frequent keys in
+// place, which over a skewed vocabulary hands over far fewer pairs than
+// emptying the table each time. Keys of Add's map (16 MiB or longer) are
+// always taken.
+func (c *CountTable) TakeCold() (keys []string, counts []int64) {
+	var hist [17]int
+	for _, s := range c.slots {
+		if s.h != 0 {
+			hist[min(max(s.count, 0), 16)]++
+		}
+	}
+	k, sum := int64(-1), 0
+	for i := range 16 {
+		if sum += hist[i]; 2*sum >= c.n {
+			k = int64(i)
+			break
+		}
+	}
+	take := func(s *slot) bool { return k < 0 || s.count <= k }
+	var takeBytes, keepBytes, n int
+	for i := range c.slots {
+		s := &c.slots[i]
+		if s.h == 0 {
+			continue
+		}
+		if take(s) {
+			takeBytes += int(s.at & maxArenaKey)
+			n++
+		} else {
+			keepBytes += int(s.at & maxArenaKey)
+		}
+	}
+	keys, counts = make([]string, 0, n+len(c.long)), make([]int64, 0, n+len(c.long))
+	taken := make([]byte, 0, takeBytes)
+	kept := make([]byte, 0, max(keepBytes, cap(c.keys)/2))
+	old := c.slots
+	if cap(c.spare) >= len(old) {
+		c.slots = c.spare[:len(old)]
+		clear(c.slots)
+	} else {
+		c.slots = make([]slot, len(old))
+	}
+	c.spare = old
+	mask := uint64(len(c.slots) - 1)
+	c.n = 0
+	var ends []int
+	for _, s := range old {
+		if s.h == 0 {
+			continue
+		}
+		w := c.key(s.at)
+		if take(&s) {
+			taken = append(taken, w...)
+			ends = append(ends, len(taken))
+			counts = append(counts, s.count)
+			continue
+		}
+		j := s.h & mask
+		for c.slots[j].h != 0 {
+			j = (j + 1) & mask
+		}
+		c.slots[j] = slot{s.h, uint64(len(kept))<<keyLenBits | uint64(len(w)), s.count}
+		kept = append(kept, w...)
+		c.n++
+	}
+	c.keys = kept
+	arena := string(taken)
+	start := 0
+	for _, e := range ends {
+		keys = append(keys, arena[start:e])
+		start = e
+	}
+	for w, n := range c.long {
+		keys = append(keys, w)
+		counts = append(counts, n)
+	}
+	c.long = nil
 	return keys, counts
 }
 

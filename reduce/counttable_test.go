@@ -146,3 +146,57 @@ func BenchmarkCountTable(b *testing.B) {
 		}
 	})
 }
+
+// TestCountTableTakeCold: what TakeCold hands over and what stays add up
+// to what was counted, at least half the keys go each time, no key taken
+// was counted more often than a key kept, and counting goes on in place.
+func TestCountTableTakeCold(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	z := rand.NewZipf(rng, 1.2, 1, 9_999)
+	c := reduce.NewCountTable()
+	want := map[string]int64{}
+	got := map[string]int64{}
+	long := strings.Repeat("z", 1<<24)
+	for round := range 30 {
+		for range 5000 {
+			w := fmt.Sprintf("w%d", z.Uint64())
+			c.Add([]byte(w))
+			want[w]++
+		}
+		if round == 7 {
+			c.AddN(long, 3)
+			want[long] += 3
+		}
+		before := c.Len()
+		kept := maps.Collect(c.All())
+		keys, counts := c.TakeCold()
+		if len(keys) != len(counts) || 2*len(keys) < before || c.Len() != before-len(keys) {
+			t.Fatalf("round %d: %d keys, TakeCold took %d keys and %d counts, %d left", round, before, len(keys), len(counts), c.Len())
+		}
+		maxTaken := int64(0)
+		for i, k := range keys {
+			if kept[k] != counts[i] {
+				t.Fatalf("round %d: TakeCold gives %q count %d; the table had %d", round, k, counts[i], kept[k])
+			}
+			got[k] += counts[i]
+			if k != long {
+				maxTaken = max(maxTaken, counts[i])
+			}
+			delete(kept, k)
+		}
+		for k, n := range c.All() {
+			if kept[k] != n {
+				t.Fatalf("round %d: %q kept with count %d; had %d", round, k, n, kept[k])
+			}
+			if n < maxTaken && len(keys) < before {
+				t.Fatalf("round %d: kept %q counted %d, but took a key counted %d", round, k, n, maxTaken)
+			}
+		}
+	}
+	for k, n := range c.All() {
+		got[k] += n
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("taken and kept add up to %d keys, want %d (or counts differ)", len(got), len(want))
+	}
+}

@@ -123,11 +123,27 @@ type Options struct {
 	Transfer Transfer
 	// Node says whether the ranks of a node combine their pairs first.
 	Node NodeCombine
+	// NodeBudget bounds the pairs the ranks of a node hold in their own
+	// tables while they map with node combining (mr.WithReduce): each
+	// rank's share is NodeBudget divided by the ranks of its node (at
+	// least MinRankBudget), and a rank hands its colder pairs to the
+	// node's table whenever it holds its share, so that memory grows with
+	// the node's keys, not with its ranks. 0 means DefaultNodeBudget; a
+	// negative budget sets no bound (pairs go to the node's table when
+	// the map has ended).
+	NodeBudget int
 	// Merge, with GatherNone or GatherPartitioned, gathers every rank's
 	// (combined) pairs to Root afterwards, merged in key order, so that the
 	// root can compute the whole result.
 	Merge bool
 }
+
+// DefaultNodeBudget is Options.NodeBudget's zero value: at 64 ranks in a
+// node 4,096 pairs a rank; at 2, 131,072.
+const DefaultNodeBudget = 1 << 18
+
+// MinRankBudget is the least share of a node's budget a rank gets.
+const MinRankBudget = 64
 
 // Stats counts one rank's reduce-stage work.
 type Stats struct {

@@ -36,6 +36,44 @@ type Store[K comparable, V any] struct {
 	runs  []Run[K, V] // combined runs added whole (AddRun)
 	loose []Run[K, V] // combined pairs added whole in no order (AddPairs)
 	state
+	sink     Sink[K, V]
+	budget   int // pairs held loose before the sink takes them
+	held     int // pairs in loose
+	sinkFull bool
+}
+
+// A Sink takes a store's combined pairs away while the map runs, so that a
+// rank holds at most a budget of them: the reduce stage's node-level
+// table (package reduce/shuffle, set up by mr.ApplyMap when it knows the
+// reduce that follows). A store hands its loose pairs (AddPairs) to its
+// sink when they pass the budget.
+type Sink[K comparable, V any] interface {
+	// Take folds e's pairs (combined, in no order) away and returns those
+	// it could not take, which stay in the store; after it has returned
+	// some, the store stops handing pairs to it until Drain.
+	Take(e Run[K, V]) (left Run[K, V], err error)
+}
+
+// SetSink makes sink take the store's loose pairs whenever half a budget
+// of them are held (a map's table hands over at least half its keys at a
+// time: CountTable.TakeCold); a nil sink removes it. Reset keeps the sink.
+func (s *Store[K, V]) SetSink(sink Sink[K, V], budget int) {
+	s.sink, s.budget, s.sinkFull = sink, max(budget, 1), false
+}
+
+// Sink returns the store's sink, or nil.
+func (s *Store[K, V]) Sink() Sink[K, V] { return s.sink }
+
+// SinkBudget is the number of distinct keys a map's own combining table
+// (a CountTable) should hand over at, with AddPairs, and start again: the
+// store's budget while a sink takes its pairs, else 0 (keep every key to
+// the end). It bounds the map's memory by the budget, not by the keys of
+// the rank's input.
+func (s *Store[K, V]) SinkBudget() int {
+	if s.sink == nil || s.sinkFull {
+		return 0
+	}
+	return s.budget
 }
 
 // state is what every container shares with its store: the tag of the
@@ -224,6 +262,28 @@ func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
 	s.emitted += int64(len(keys))
 	if len(keys) > 0 {
 		s.loose = append(s.loose, Run[K, V]{Keys: keys, Vals: vals})
+		s.held += len(keys)
+	}
+	if s.sink != nil && !s.sinkFull && 2*s.held >= s.budget {
+		return s.toSink()
+	}
+	return nil
+}
+
+// toSink hands the loose pairs to the sink and keeps what it leaves.
+func (s *Store[K, V]) toSink() error {
+	e := s.loose[0]
+	for _, r := range s.loose[1:] {
+		e.Keys = append(e.Keys, r.Keys...)
+		e.Vals = append(e.Vals, r.Vals...)
+	}
+	s.loose, s.held = nil, 0
+	left, err := s.sink.Take(e)
+	if err != nil {
+		return err
+	}
+	if len(left.Keys) > 0 {
+		s.loose, s.held, s.sinkFull = []Run[K, V]{left}, len(left.Keys), true
 	}
 	return nil
 }
@@ -232,7 +292,7 @@ func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
 func (s *Store[K, V]) Reset() {
 	s.c.reset()
 	s.runs = nil
-	s.loose = nil
+	s.loose, s.held, s.sinkFull = nil, 0, false
 	s.state = state{}
 }
 

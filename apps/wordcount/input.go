@@ -118,6 +118,9 @@ type reader struct {
 	buf  []byte
 	win  []byte
 	skip bool
+	// block, if not nil, is called after each block's words (Run hands
+	// its table to the store there when the table is at the budget).
+	block func() error
 }
 
 // count tokenizes chunk c, calling add for every word. With r.skip, a file
@@ -202,6 +205,11 @@ func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func(
 		}
 		Words(data[:end], add)
 		carry = copy(r.buf, data[end:])
+		if r.block != nil {
+			if err := r.block(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -254,17 +254,34 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return nil, err
 	}
 	rd := &reader{skip: o.SkipUnreadable}
-	// A rank counts its chunks in one table, handed to the store as one
-	// sorted run after its last chunk; its files' statuses are its side
-	// result.
+	// A rank counts its chunks in one table, handed to the store after its
+	// last chunk; while the node's table takes pairs during the map
+	// (reduce.Store.SinkBudget), the table hands its colder words over
+	// whenever it holds the budget, so that a rank's memory is bounded by
+	// the budget instead of its input's vocabulary. Its files' statuses are
+	// its side result.
 	c := reduce.NewCountTable()
+	var handErr error
+	var handOver func()
+	handOver = func() {
+		if err := st.AddPairs(c.TakeCold()); err != nil && handErr == nil {
+			handErr = err
+		}
+		c.OnFull(st.SinkBudget(), handOver) // 0 once the node table is full
+	}
+	rd.block = func() error { return handErr }
 	var mine files
+	armed := false
 	count := func(ctx context.Context, ch chunk) error {
-		st, reason, err := rd.count(ctx, ch, c.Add)
+		if !armed { // the map has started: the store has its sink, if any
+			c.OnFull(st.SinkBudget(), handOver)
+			armed = true
+		}
+		fs, reason, err := rd.count(ctx, ch, c.Add)
 		if err != nil {
 			return err
 		}
-		mine.record(ch, st, reason)
+		mine.record(ch, fs, reason)
 		return nil
 	}
 	err = appjob.Map(ctx, r, j, mr.Input[chunk](&chunkInput{cs}),

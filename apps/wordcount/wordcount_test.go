@@ -224,7 +224,7 @@ type config struct {
 }
 
 func (c config) String() string {
-	return fmt.Sprintf("ranks=%d/%v/%v/%v/%v/node=%v/chunk=%d/root=%d", c.ranks, c.o.Dist, c.o.Map, c.o.Gather, c.o.Transfer, c.o.Node, c.o.ChunkBytes, c.o.Root)
+	return fmt.Sprintf("ranks=%d/%v/%v/%v/%v/node=%v/budget=%d/chunk=%d/root=%d", c.ranks, c.o.Dist, c.o.Map, c.o.Gather, c.o.Transfer, c.o.Node, c.o.NodeBudget, c.o.ChunkBytes, c.o.Root)
 }
 
 func configs(chunk int64) []config {
@@ -250,6 +250,9 @@ func configs(chunk int64) []config {
 				}
 				cs = append(cs, config{ranks, Options{Options: mr.Options{Gather: g, Node: node, Root: ranks / 3}, ChunkBytes: chunk}})
 			}
+			// The smallest budget: ranks hand their words to the node's
+			// table while they map.
+			cs = append(cs, config{ranks, Options{Options: mr.Options{Gather: g, Node: reduce.NodeOn, NodeBudget: 1, Root: ranks / 3}, ChunkBytes: chunk}})
 		}
 	}
 	return cs
@@ -449,6 +452,9 @@ func TestSpamAssassin(t *testing.T) {
 	for _, c := range []config{
 		{2, Options{Options: mr.Options{Map: mr.MapArray, Dist: distrib.Balanced}, ChunkBytes: 1000}},
 		{3, Options{Options: mr.Options{Map: mr.MapArray, Dist: distrib.Cyclic, Gather: reduce.GatherAll}}},
+		// Ranks hand their words to the node's table while they map.
+		{3, Options{Options: mr.Options{Node: reduce.NodeOn, NodeBudget: 1}, ChunkBytes: 1000}},
+		{8, Options{Options: mr.Options{Node: reduce.NodeOn, NodeBudget: 2048, Gather: reduce.GatherRoot, Root: 5}}},
 	} {
 		r, err := pgasMode(c.ranks)(ctx, []string{dir}, c.o)
 		if err != nil {

@@ -179,6 +179,7 @@ type runFlags struct {
 	inputFormat, png, output       string
 	outputFormat, statsFormat      string
 	nodeCombine                    string
+	nodeBudget                     int
 	cpuprofile, memprofile         string
 	threshold                      float64
 	noCollectives, stats, quiet    bool
@@ -192,7 +193,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
-	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root, --no-collectives or --node-combine")
+	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root, --no-collectives, --node-combine or --node-budget")
 	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
 	fs.Float64Var(&f.threshold, "threshold", 0, "best-fit's threshold on the load difference, in bytes")
 	fs.StringVar(&f.mapMode, "map", "", "element or array (default: the app's fast path, array except for spamcount)")
@@ -200,6 +201,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.root, "root", 0, "the rank that gets the result")
 	fs.BoolVar(&f.noCollectives, "no-collectives", false, "move pairs element by element instead of with collectives")
 	fs.StringVar(&f.nodeCombine, "node-combine", "auto", "combine the pairs of the ranks of a node in one node-level table before they move: auto (where the transport maps every segment: inproc, shm), on or off")
+	fs.IntVar(&f.nodeBudget, "node-budget", 0, "with node combining, the pairs the ranks of a node hold in their own tables while they map, together (0: 262144; negative: no bound, the fastest at many ranks, memory grows with ranks x keys)")
 	fs.StringVar(&f.baseline, "baseline", "", "run a built-in baseline instead of pgasmr: seq, goroutines, or mrmpi (MapReduce-MPI under mpirun, built with -tags mpi,mrmpi); same output")
 	fs.BoolVar(&f.compress, "compress", false, "--baseline mrmpi: combine each rank's pairs locally (MR_compress) before the collate")
 	fs.IntVar(&f.top, "top", 0, appFlags["top"])
@@ -309,6 +311,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 var optionFlags = []struct{ flag, field string }{
 	{"dist", "dist"}, {"threshold", "threshold"}, {"map", "map"},
 	{"gather", "gather"}, {"root", "root"}, {"no-collectives", "transfer"}, {"node-combine", "node"},
+	{"node-budget", "node-budget"},
 }
 
 // jobOptions returns the job options the flags set for app a: from --mode

@@ -59,32 +59,110 @@ func (x *xfer[K, V]) nodeWanted(o reduce.Options) bool {
 
 func entryBytes(k, v int) int64 { return (8 + int64(k) + int64(v) + 7) &^ 7 }
 
-// nodeCombine folds local (combined pairs in no order, a key possibly
-// more than once: Store.DrainCombined) into the node's table and returns,
-// as a sorted run, this rank's partition of it merged with the pairs that
-// did not fit; with force, however few the pairs are. It is collective
-// over all ranks.
-func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], force bool) (reduce.Run[K, V], error) {
-	r := x.r
-	n, per := r.N(), r.Config().RanksPerNode
+// Begin is collective: called before a map into s whose pairs Collect
+// will move as o says, it sets up the node's table and makes it s's sink
+// (reduce.Store.SetSink), so that each rank folds its pairs into the table
+// as it maps and holds at most its share of o.NodeBudget (its map's own
+// table included: reduce.Store.SinkBudget). Collect then folds what is
+// left, with the same options, and frees the table. Without node
+// combining (o and the job decide, as in Collect) or without a budget, it
+// does nothing. A second call before Collect keeps the table.
+func Begin[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) error {
+	o.Gather = o.Gather.Resolve()
+	x := newXfer(r, s, &reduce.Stats{}, o.Transfer)
+	if !x.nodeWanted(o) {
+		return nil
+	}
+	if t, ok := s.Sink().(*nodeTable[K, V]); ok && t.x.r == r {
+		return nil
+	}
+	budget := o.NodeBudget
+	if budget == 0 {
+		budget = reduce.DefaultNodeBudget
+	}
+	if budget < 0 {
+		return nil
+	}
+	per := r.Config().RanksPerNode
 	first := r.Node() * per
-	size := min(per, n-first)
+	budget = max(budget/min(per, r.N()-first), reduce.MinRankBudget)
+	want := (r.Config().SegmentBytes / 4) &^ 7
+	if testNodeRegion > 0 {
+		want = testNodeRegion
+	}
+	reg, ok, err := x.allocRegion(ctx, want)
+	if err != nil || !ok {
+		return err
+	}
+	s.SetSink(&nodeTable[K, V]{x: x, ctx: ctx, reg: reg, o: o}, budget)
+	return nil
+}
 
-	// Encode and place every pair: a key owned on this node goes to its
-	// owner's partition, any other to partition owner mod size. Only each
-	// pair's hash and partition are kept: keys are encoded again as they
-	// are folded (values only for new entries), which costs less than
-	// holding a copy of every pair.
-	hash := make([]uint64, len(local.Keys))
-	part := make([]int32, len(local.Keys))
-	counts := make([]int, size+1)
-	var kb, vb []byte
-	var bytes int64 // the entries' bytes
-	for i, k := range local.Keys {
-		kb = x.kc.Append(kb[:0], k)
+// nodeTable is a rank's handle on its node's table: the region, the
+// options it was made for, and what the rank folded into it.
+type nodeTable[K comparable, V any] struct {
+	x      *xfer[K, V]
+	ctx    context.Context
+	reg    pgas.Region
+	o      reduce.Options
+	folded int64 // pairs folded into the table
+	over   int64 // pairs it had no room for
+	p      nodePart
+	pl     placement
+}
+
+// Take folds e into the node's table and returns the pairs that did not
+// fit (reduce.Sink).
+func (t *nodeTable[K, V]) Take(e reduce.Run[K, V]) (reduce.Run[K, V], error) {
+	t.place(e)
+	over, err := t.fold(t.ctx, e)
+	if err != nil || len(over) == 0 {
+		return reduce.Run[K, V]{}, err
+	}
+	var left reduce.Run[K, V]
+	for _, i := range over {
+		left.Keys = append(left.Keys, e.Keys[i])
+		left.Vals = append(left.Vals, e.Vals[i])
+	}
+	return left, nil
+}
+
+// placement is where each pair of a run goes: its encoded key, its hash
+// and its partition, and the pairs of each partition in turn.
+type placement struct {
+	keys  []byte  // the encoded keys, one after another
+	end   []int32 // where each key ends in keys
+	hash  []uint64
+	part  []int32
+	order []int32 // pair indices by partition
+	from  []int   // partition j's pairs are order[from[j]:from[j+1]]
+	bytes int64   // the entries' bytes, all pairs new
+}
+
+// place encodes and places every pair of e: a key owned on this node goes
+// to its owner's partition, any other to partition owner mod size.
+func (t *nodeTable[K, V]) place(e reduce.Run[K, V]) {
+	x, pl := t.x, &t.pl
+	n, per := x.r.N(), x.r.Config().RanksPerNode
+	first := x.r.Node() * per
+	size := min(per, n-first)
+	np := len(e.Keys)
+	pl.keys = pl.keys[:0]
+	pl.end = slices.Grow(pl.end[:0], np)[:np]
+	pl.hash = slices.Grow(pl.hash[:0], np)[:np]
+	pl.part = slices.Grow(pl.part[:0], np)[:np]
+	pl.order = slices.Grow(pl.order[:0], np)[:np]
+	pl.from = slices.Grow(pl.from[:0], size+1)[:size+1]
+	clear(pl.from)
+	pl.bytes = 0
+	var vb []byte
+	for i, k := range e.Keys {
+		start := len(pl.keys)
+		pl.keys = x.kc.Append(pl.keys, k)
+		kb := pl.keys[start:]
 		vl := x.vc.Fixed()
 		if vl == 0 {
-			vb = x.vc.Append(vb[:0], local.Vals[i])
+			vb = x.vc.Append(vb[:0], e.Vals[i])
 			vl = len(vb)
 		}
 		h := xxhash.Sum64(kb)
@@ -93,41 +171,50 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 		if o >= first && o < first+size {
 			j = o - first
 		}
-		hash[i], part[i] = h, int32(j)
-		counts[j+1]++
-		bytes += entryBytes(len(kb), vl)
+		pl.end[i], pl.hash[i], pl.part[i] = int32(len(pl.keys)), h, int32(j)
+		pl.from[j+1]++
+		pl.bytes += entryBytes(len(kb), vl)
 	}
-
-	reg, ok, err := x.nodeRegion(ctx, bytes, int64(len(local.Keys)), force)
-	if err != nil || !ok {
-		return x.s.SortCombined(local), err
-	}
-
-	// The pairs of each partition.
 	for j := range size {
-		counts[j+1] += counts[j]
+		pl.from[j+1] += pl.from[j]
 	}
-	order := make([]int32, len(local.Keys))
-	next := slices.Clone(counts[:size])
-	for i, j := range part {
-		order[next[j]] = int32(i)
+	next := slices.Clone(pl.from[:size])
+	for i, j := range pl.part {
+		pl.order[next[j]] = int32(i)
 		next[j]++
 	}
-	var over []int32 // pairs that did not fit
-	var folded int64
+}
+
+// key returns pair i's encoded key.
+func (pl *placement) key(i int32) []byte {
+	start := int32(0)
+	if i > 0 {
+		start = pl.end[i-1]
+	}
+	return pl.keys[start:pl.end[i]]
+}
+
+// fold folds e, placed (place), into every partition of the node's table
+// in turn, each under its lock, and returns the pairs that did not fit.
+func (t *nodeTable[K, V]) fold(ctx context.Context, e reduce.Run[K, V]) ([]int32, error) {
+	x, pl := t.x, &t.pl
+	r := x.r
+	first := r.Node() * r.Config().RanksPerNode
+	size := len(pl.from) - 1
+	var over []int32
 	pending := make([]int, 0, size)
 	me := r.ID() - first
 	for d := range size {
-		if j := (me + d) % size; counts[j+1] > counts[j] {
+		if j := (me + d) % size; pl.from[j+1] > pl.from[j] {
 			pending = append(pending, j)
 		}
 	}
 	comb := x.s.Combiner()
-	var vbuf []byte
+	var vb, vbuf []byte
 	var cur int32 // the pair being folded, for value and combine
-	var p nodePart
+	p := &t.p
 	value := func() []byte {
-		vb = x.vc.Append(vb[:0], local.Vals[cur])
+		vb = x.vc.Append(vb[:0], e.Vals[cur])
 		return vb
 	}
 	combine := func(old []byte) ([]byte, error) {
@@ -136,26 +223,26 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 			err = fmt.Errorf("%d bytes after the value", len(old)-m)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reduce: node table at rank %d: a value of key %q: %w", p.home, kb, err)
+			return nil, fmt.Errorf("reduce: node table at rank %d: a value of key %q: %w", p.home, pl.key(cur), err)
 		}
-		vbuf = x.vc.Append(vbuf[:0], comb.Combine(v, local.Vals[cur]))
+		vbuf = x.vc.Append(vbuf[:0], comb.Combine(v, e.Vals[cur]))
 		return vbuf, nil
 	}
-	fold := func(j int, l *pgas.Lock) error {
-		batch := order[counts[j]:counts[j+1]]
-		p = nodePart{r: r, home: first + j, base: reg.Off, size: reg.Size, fixed: x.vc.Fixed(), buf: p.buf, old: p.old, spare: p.spare, mem: r.Cast(first + j)}
+	reg := t.reg
+	foldPart := func(j int, l *pgas.Lock) error {
+		batch := pl.order[pl.from[j]:pl.from[j+1]]
+		*p = nodePart{r: r, home: first + j, base: reg.Off, size: reg.Size, fixed: x.vc.Fixed(), buf: p.buf, old: p.old, spare: p.spare, mem: r.Cast(first + j)}
 		if err := p.load(ctx, len(batch)); err != nil {
 			return err
 		}
 		for _, i := range batch {
 			cur = i
-			kb = x.kc.Append(kb[:0], local.Keys[i])
-			ok, err := p.insert(ctx, hash[i], kb, value, combine)
+			ok, err := p.insert(ctx, pl.hash[i], pl.key(i), value, combine)
 			if err != nil {
 				return err
 			}
 			if ok {
-				folded++
+				t.folded++
 			} else {
 				over = append(over, i)
 			}
@@ -176,14 +263,14 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 			l := lock(j)
 			ok, err := l.TryLock(ctx)
 			if err != nil {
-				return reduce.Run[K, V]{}, err
+				return nil, err
 			}
 			if !ok {
 				k++
 				continue
 			}
-			if err := fold(j, l); err != nil {
-				return reduce.Run[K, V]{}, err
+			if err := foldPart(j, l); err != nil {
+				return nil, err
 			}
 			pending = slices.Delete(pending, k, k+1)
 			took = true
@@ -192,24 +279,62 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], fo
 			j := pending[0]
 			l := lock(j)
 			if err := l.Lock(ctx); err != nil {
-				return reduce.Run[K, V]{}, err
+				return nil, err
 			}
-			if err := fold(j, l); err != nil {
-				return reduce.Run[K, V]{}, err
+			if err := foldPart(j, l); err != nil {
+				return nil, err
 			}
 			pending = pending[1:]
 		}
 	}
-	x.st.NodePairs += folded
-	x.st.NodeOverflow += int64(len(over))
+	t.over += int64(len(over))
+	return over, nil
+}
+
+// nodeCombine folds local (combined pairs in no order, a key possibly
+// more than once: Store.DrainCombined) into the node's table and returns,
+// as a sorted run, this rank's partition of it merged with the pairs that
+// did not fit; with force, however few the pairs are. The table is the
+// store's sink if Begin made one, else it is made here, sized from the
+// job's totals. It is collective over all ranks.
+func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], o reduce.Options) (reduce.Run[K, V], error) {
+	r := x.r
+	t, ok := x.s.Sink().(*nodeTable[K, V])
+	if ok && t.x.r == r {
+		x.s.SetSink(nil, 0)
+		if t.o.Gather != o.Gather || t.o.Node != o.Node {
+			return reduce.Run[K, V]{}, fmt.Errorf("reduce: the map combined pairs per node for gather %v, node combining %v; the reduce asks for %v, %v", t.o.Gather, t.o.Node, o.Gather, o.Node)
+		}
+		t.ctx = ctx
+		t.place(local)
+	} else {
+		t = &nodeTable[K, V]{x: x, ctx: ctx, o: o}
+		t.place(local)
+		reg, ok, err := x.nodeRegion(ctx, t.pl.bytes, int64(len(local.Keys)), o.Node == reduce.NodeOn)
+		if err != nil || !ok {
+			return x.s.SortCombined(local), err
+		}
+		t.reg = reg
+	}
+	over, err := t.fold(ctx, local)
+	if err != nil {
+		return reduce.Run[K, V]{}, err
+	}
+	x.st.NodePairs += t.folded
+	x.st.NodeOverflow += t.over
 	if err := r.Barrier(ctx); err != nil {
 		return reduce.Run[K, V]{}, err
 	}
+	reg := t.reg
 	mine, err := x.readPart(r.Segment()[reg.Off : reg.Off+reg.Size])
 	if err != nil {
 		return reduce.Run[K, V]{}, fmt.Errorf("reduce: rank %d's node table: %w", r.ID(), err)
 	}
-	if err := r.AllFree(ctx, reg); err != nil {
+	// Only the partition's used bytes were written (its lock too, below
+	// nodeHdr): the rest of a region sized for the worst case stays
+	// untouched for what is allocated over it next.
+	used := max(int64(binary.LittleEndian.Uint64(r.Segment()[reg.Off+16:])), nodeHdr)
+	if err := r.AllFreeUsed(ctx, reg, min(used, reg.Size)); err != nil {
 		return reduce.Run[K, V]{}, err
 	}
 	if len(over) == 0 {
@@ -253,6 +378,15 @@ func (x *xfer[K, V]) nodeRegion(ctx context.Context, bytes, pairs int64, force b
 	if testNodeRegion > 0 {
 		want = testNodeRegion
 	}
+	return x.allocRegion(ctx, want)
+}
+
+// allocRegion allocates a symmetric region of want bytes for the node
+// table. If the segments have no room for it, it takes half of what is
+// left; if that is too little, nobody combines (ok is false).
+func (x *xfer[K, V]) allocRegion(ctx context.Context, want int64) (reg pgas.Region, ok bool, err error) {
+	r := x.r
+	least := int64(nodeHdr + 16<<nodeLogCap)
 	reg, err = r.AllAlloc(ctx, want)
 	var oom *pgas.OutOfMemoryError
 	if errors.As(err, &oom) && !oom.TooManyRegions {
@@ -358,6 +492,20 @@ func (p *nodePart) get(ctx context.Context, off int64, dst []byte) error {
 	return p.r.GetBytes(ctx, p.home, off, dst)
 }
 
+// view returns n bytes at off of the partition's home segment: the
+// segment's own bytes where it is mapped, else a copy in p.buf.
+func (p *nodePart) view(ctx context.Context, off, n int64) ([]byte, error) {
+	if p.mem != nil {
+		p.gets++
+		p.getBytes += n
+		return p.mem[off : off+n], nil
+	}
+	if cap(p.buf) < int(n) {
+		p.buf = make([]byte, n)
+	}
+	return p.buf[:n], p.r.GetBytes(ctx, p.home, off, p.buf[:n])
+}
+
 // put writes src at off of the partition's home segment.
 func (p *nodePart) put(ctx context.Context, off int64, src []byte) error {
 	if p.mem != nil {
@@ -414,6 +562,11 @@ func (p *nodePart) store(ctx context.Context) error {
 func (p *nodePart) word(ctx context.Context, i uint64) (uint64, error) {
 	if p.cache != nil {
 		return binary.LittleEndian.Uint64(p.cache[8*i:]), nil
+	}
+	if p.mem != nil {
+		p.gets++
+		p.getBytes += 8
+		return binary.LittleEndian.Uint64(p.mem[p.base+p.slots+8*int64(i):]), nil
 	}
 	if err := p.get(ctx, p.base+p.slots+8*int64(i), p.w[:]); err != nil {
 		return 0, err
@@ -483,11 +636,8 @@ func (p *nodePart) insert(ctx context.Context, h uint64, kb []byte, value func()
 			if n < 8+int64(len(kb)) {
 				continue // the entry ends before a key this long would
 			}
-			if cap(p.buf) < int(n) {
-				p.buf = make([]byte, n)
-			}
-			e := p.buf[:n]
-			if err := p.get(ctx, p.base+at, e); err != nil {
+			e, err := p.view(ctx, p.base+at, n)
+			if err != nil {
 				return false, err
 			}
 			if int(binary.LittleEndian.Uint32(e)) != len(kb) || string(e[8:8+len(kb)]) != string(kb) {

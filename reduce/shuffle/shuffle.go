@@ -28,6 +28,9 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	st.PairsEmitted = s.Emitted()
 	x := newXfer(r, s, &st, o.Transfer)
 	node := x.nodeWanted(o)
+	if t, ok := s.Sink().(*nodeTable[K, V]); ok && t.x.r == r {
+		node = true // the map folded pairs into the node table: they are there
+	}
 	t0 := time.Now()
 	var local reduce.Run[K, V]
 	if node {
@@ -38,7 +41,7 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	st.Combine = time.Since(t0)
 	if node {
 		t0 = time.Now()
-		local, err = x.nodeCombine(ctx, local, o.Node == reduce.NodeOn)
+		local, err = x.nodeCombine(ctx, local, o)
 		st.Node = time.Since(t0)
 		if err != nil {
 			return nil, false, st, err

@@ -59,7 +59,8 @@ func (j Job) OnRoot(r *pgas.Rank) bool { return r.ID() == j.o.Root }
 // map (its defaults say so, and Validate refuses mr.MapArray). An error
 // is returned as the app's (joberr.Wrap).
 func Map[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, j Job, in mr.Input[I], element mr.MapFunc[I, K, V], array mr.ArrayMapFunc[I, K, V], st *reduce.Store[K, V], extra ...mr.MapOption) error {
-	opts := append(j.o.MapOptions(), extra...)
+	opts := append(j.o.MapOptions(), mr.WithReduce(j.o.ReduceOptions(j.d)...))
+	opts = append(opts, extra...)
 	var err error
 	if j.Resolved().Map == mr.MapArray {
 		_, err = mr.ApplyMapArray(ctx, r, in, array, st, opts...)
