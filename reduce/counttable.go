@@ -20,14 +20,15 @@ import (
 // map's time. It is faster than a map[string]int64 (BenchmarkCountTable).
 // A CountTable belongs to one goroutine.
 type CountTable struct {
-	seed  maphash.Seed
-	slots []slot // a power of two, at most half full
-	keys  []byte // the arena: every key's bytes, in insertion order
-	n     int
-	long  map[string]int64 // keys of maxArenaKey bytes or more
-	spare []slot           // the slots TakeCold last moved out of
-	limit int              // OnFull's
-	full  func()
+	seed      maphash.Seed
+	slots     []slot // a power of two, at most half full
+	keys      []byte // the arena: every key's bytes, in insertion order
+	n         int
+	long      map[string]int64 // keys of maxArenaKey bytes or more
+	spare     []slot           // the slots TakeCold last moved out of
+	spareKeys []byte           // and the arena
+	limit     int              // OnFull's
+	full      func()
 }
 
 // OnFull makes the table call full whenever a new key brings it to limit
@@ -235,8 +236,12 @@ func (c *CountTable) TakeCold() (keys []string, counts []int64) {
 		}
 	}
 	keys, counts = make([]string, 0, n+len(c.long)), make([]int64, 0, n+len(c.long))
-	taken := make([]byte, 0, takeBytes)
-	kept := make([]byte, 0, max(keepBytes, cap(c.keys)/2))
+	var taken strings.Builder
+	taken.Grow(takeBytes)
+	kept := c.spareKeys[:0]
+	if cap(kept) < keepBytes {
+		kept = make([]byte, 0, max(keepBytes, cap(c.keys)/2))
+	}
 	old := c.slots
 	if cap(c.spare) >= len(old) {
 		c.slots = c.spare[:len(old)]
@@ -254,8 +259,8 @@ func (c *CountTable) TakeCold() (keys []string, counts []int64) {
 		}
 		w := c.key(s.at)
 		if take(&s) {
-			taken = append(taken, w...)
-			ends = append(ends, len(taken))
+			taken.Write(w)
+			ends = append(ends, taken.Len())
 			counts = append(counts, s.count)
 			continue
 		}
@@ -267,8 +272,8 @@ func (c *CountTable) TakeCold() (keys []string, counts []int64) {
 		kept = append(kept, w...)
 		c.n++
 	}
-	c.keys = kept
-	arena := string(taken)
+	c.keys, c.spareKeys = kept, c.keys
+	arena := taken.String()
 	start := 0
 	for _, e := range ends {
 		keys = append(keys, arena[start:e])

@@ -136,6 +136,28 @@ func BenchmarkCountTable(b *testing.B) {
 			}
 		}
 	})
+	// The same with each table bounded to 1,024 keys, handing its colder
+	// keys over (TakeCold) whenever it holds them: what a rank does under
+	// a node budget.
+	b.Run("tables64-bounded", func(b *testing.B) {
+		b.SetBytes(n)
+		b.ReportAllocs()
+		var handed int
+		for b.Loop() {
+			for r := range 64 {
+				c := reduce.NewCountTable()
+				c.OnFull(1024, func() {
+					keys, _ := c.TakeCold()
+					handed += len(keys)
+				})
+				for _, w := range words[r*len(words)/64 : (r+1)*len(words)/64] {
+					c.Add(w)
+				}
+				c.Pairs()
+			}
+		}
+		b.ReportMetric(float64(handed)/float64(b.N), "handed/op")
+	})
 	b.Run("map", func(b *testing.B) {
 		b.SetBytes(n)
 		for b.Loop() {

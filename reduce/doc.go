@@ -48,5 +48,8 @@
 //
 // CountTable is a combining table of string keys and int64 counts fed
 // byte slices, for maps that count over their rank's input before they
-// emit (wordcount, the MapReduce-MPI baseline).
+// emit (wordcount, the MapReduce-MPI baseline). Under a budget (OnFull,
+// Store.SinkBudget) it hands its colder keys over as it goes (TakeCold)
+// to the store, whose Sink (the node's table of package reduce/shuffle)
+// takes them.
 package reduce

@@ -24,6 +24,17 @@
 // checks the index against what it decodes, so a corrupt buffer is an
 // error naming the sending rank, never a panic.
 //
+// Before it moves pairs, with a commutative combiner and reduce.Options.Node
+// (on, or auto where the transport maps every segment), the ranks of a
+// node fold their pairs into one hash table per node, partitioned over
+// the node's ranks, so that what moves is a pair per key and node. Begin,
+// called before the map (mr.WithReduce), sets the table up as the store's
+// sink (reduce.Sink), and ranks fold into it while they map, each holding
+// at most its share of Options.NodeBudget; Collect folds the rest. A
+// partition lives in its rank's segment and is reached under its lock,
+// through pgas.Rank.Cast where the segment is mapped in the process and
+// with one-sided gets and puts elsewhere; every access is counted.
+//
 // Received runs merge in rank order (reduce.Store.Merge), so results are
 // identical for every rank count when the combiner is commutative, and
 // kept values are in tag order always.
