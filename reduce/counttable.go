@@ -3,6 +3,7 @@ package reduce
 import (
 	"hash/maphash"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 )
@@ -208,33 +209,30 @@ func (c *CountTable) Pairs() (keys []string, counts []int64) {
 // emptying the table each time. Keys of Add's map (16 MiB or longer) are
 // always taken.
 func (c *CountTable) TakeCold() (keys []string, counts []int64) {
-	var hist [17]int
+	// One pass: how many keys, and how many bytes of keys, were counted
+	// 0, 1, ..., 15 times and 16 times or more.
+	var hist, bytes [17]int
 	for _, s := range c.slots {
 		if s.h != 0 {
-			hist[min(max(s.count, 0), 16)]++
+			b := min(max(s.count, 0), 16)
+			hist[b]++
+			bytes[b] += int(s.at & maxArenaKey)
 		}
 	}
-	k, sum := int64(-1), 0
-	for i := range 16 {
-		if sum += hist[i]; 2*sum >= c.n {
+	k, n, takeBytes := int64(16), 0, 0
+	for i := range 17 {
+		n += hist[i]
+		takeBytes += bytes[i]
+		if 2*n >= c.n && i < 16 {
 			k = int64(i)
 			break
 		}
 	}
-	take := func(s *slot) bool { return k < 0 || s.count <= k }
-	var takeBytes, keepBytes, n int
-	for i := range c.slots {
-		s := &c.slots[i]
-		if s.h == 0 {
-			continue
-		}
-		if take(s) {
-			takeBytes += int(s.at & maxArenaKey)
-			n++
-		} else {
-			keepBytes += int(s.at & maxArenaKey)
-		}
+	if k == 16 { // no small count takes half: take every key
+		k = math.MaxInt64
 	}
+	keepBytes := len(c.keys) - takeBytes
+	take := func(s *slot) bool { return s.count <= k }
 	keys, counts = make([]string, 0, n+len(c.long)), make([]int64, 0, n+len(c.long))
 	var taken strings.Builder
 	taken.Grow(takeBytes)
