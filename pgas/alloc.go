@@ -72,8 +72,11 @@ func (e *OutOfMemoryError) Error() string {
 	if e.TooManyRegions {
 		return fmt.Sprintf("pgas: %s of %d bytes: more than %d live symmetric regions", e.Op, e.Asked, maxExtents)
 	}
-	return fmt.Sprintf("pgas: %s of %d bytes: out of shared memory, %d bytes left in %d-byte segments (raise Config.SegmentBytes)",
-		e.Op, e.Asked, e.Left, e.SegmentBytes)
+	// Segments of this size at least would have held it; a MiB more,
+	// rounded to MiB, leaves room for what comes next.
+	need := (e.SegmentBytes + e.Asked - e.Left + 2<<20 - 1) &^ (1<<20 - 1)
+	return fmt.Sprintf("pgas: %s of %d bytes: out of shared memory, %d bytes left in %d-byte segments (raise Config.SegmentBytes, mrrun --segment-bytes, to %d MiB or more)",
+		e.Op, e.Asked, e.Left, e.SegmentBytes, need>>20)
 }
 
 // freshMarks know which parts of a rank's segment may hold data: the

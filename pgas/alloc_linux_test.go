@@ -4,7 +4,9 @@ package pgas_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -91,4 +93,27 @@ func TestAllAllocLeavesFreshPages(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestOutOfMemoryNamesTheFlag: running out of segment space says which
+// setting to raise, in the library and in mrrun, and to what.
+func TestOutOfMemoryNamesTheFlag(t *testing.T) {
+	const seg = 1 << 20
+	err := runJobErr(t, pgas.Config{Ranks: 2, SegmentBytes: seg}, func(ctx context.Context, r *pgas.Rank) error {
+		_, err := r.AllAlloc(ctx, 3<<20)
+		return err
+	})
+	var oom *pgas.OutOfMemoryError
+	if !errors.As(err, &oom) {
+		t.Fatalf("AllAlloc of 3 MiB in 1 MiB segments: %v; want an OutOfMemoryError", err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "Config.SegmentBytes") || !strings.Contains(msg, "--segment-bytes") {
+		t.Errorf("%q: want it to name Config.SegmentBytes and --segment-bytes", msg)
+	}
+	// 1 MiB segments short by 2 MiB and a little (the header): 3 MiB and
+	// a little, plus a MiB of room, rounded up to whole MiB.
+	if !strings.Contains(msg, "to 5 MiB or more") {
+		t.Errorf("%q: want it to ask for 5 MiB or more", msg)
+	}
 }

@@ -526,5 +526,8 @@ func specArgs(spec jobSpec) []string {
 	if spec.ranksPerNode > 0 {
 		args = append(args, "--ranks-per-node", strconv.Itoa(spec.ranksPerNode))
 	}
+	if spec.segmentBytes > 0 {
+		args = append(args, "--segment-bytes", strconv.FormatInt(spec.segmentBytes, 10))
+	}
 	return args
 }

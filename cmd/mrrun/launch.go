@@ -50,7 +50,7 @@ func rankProcess() (launcher string, rank int) {
 // result); their stderr is passed through except their error lines, which
 // the launcher summarises. The launcher's notices (a rank is stopped, or
 // continued) are "mrrun: " lines on stderr.
-func launchRanks(ctx context.Context, n int, stopGrace time.Duration, args []string, stdout, stderr io.Writer, bar *mr.Progress) error {
+func launchRanks(ctx context.Context, n int, segBytes int64, stopGrace time.Duration, args []string, stdout, stderr io.Writer, bar *mr.Progress) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("--transport shm: finding this program to start its ranks: %w", err)
@@ -61,13 +61,14 @@ func launchRanks(ctx context.Context, n int, stopGrace time.Duration, args []str
 		env = append(env, envReportProgress+"=1")
 	}
 	err = shm.Launch(ctx, shm.LaunchOptions{
-		Ranks:     n,
-		Argv:      append([]string{exe}, args...),
-		Env:       env,
-		Stdout:    stdout,
-		Stderr:    errLines,
-		StopGrace: stopGrace,
-		Notice:    errLines.notice,
+		Ranks:        n,
+		SegmentBytes: segBytes,
+		Argv:         append([]string{exe}, args...),
+		Env:          env,
+		Stdout:       stdout,
+		Stderr:       errLines,
+		StopGrace:    stopGrace,
+		Notice:       errLines.notice,
 	})
 	errLines.flush()
 	if err == nil || ctx.Err() != nil {

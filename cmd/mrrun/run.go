@@ -33,6 +33,7 @@ type jobSpec struct {
 	transport    string // "inproc"
 	ranks        int
 	ranksPerNode int
+	segmentBytes int64  // 0: pgas.DefaultSegmentBytes
 	baseline     string // "", "seq" or "goroutines"
 	opts         jobOpts
 	// rankHook, if not nil, runs on every rank before its job (see
@@ -92,7 +93,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	default:
 		return nil, usagef("unknown baseline %q (want seq, goroutines or mrmpi)", spec.baseline)
 	}
-	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode}
+	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode, SegmentBytes: spec.segmentBytes}
 	procRank := -1 // the rank this process is, under shm and mpi
 	switch spec.transport {
 	case "inproc":
@@ -174,6 +175,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 // runFlags are the flags of the run command.
 type runFlags struct {
 	np, ranksPerNode, root, top    int
+	segmentBytes                   string
 	transport, dist, mapMode, mode string
 	gather, baseline, words        string
 	inputFormat, png, output       string
@@ -192,6 +194,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.np, "np", runtime.NumCPU(), "number of ranks (mpirun's -np N works too)")
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
+	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; pages nobody uses cost no memory")
 	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
 	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root, --no-collectives, --node-combine or --node-budget")
 	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
@@ -242,6 +245,11 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	}
 	if f.ranksPerNode < 0 {
 		return s, usagef("--ranks-per-node %d: must not be negative", f.ranksPerNode)
+	}
+	if seg, err := parseSize(f.segmentBytes); err != nil || seg <= 0 || seg%8 != 0 {
+		return s, usagef("--segment-bytes %s: want a positive multiple of 8 bytes (k, MB, MiB, ... suffixes)", f.segmentBytes)
+	} else if fs.Changed("segment-bytes") {
+		s.segmentBytes = seg
 	}
 	if !slices.Contains(transports, f.transport) {
 		if f.transport == "shm" || f.transport == "mpi" {
@@ -441,7 +449,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			defer stop()
 			stdout = &stopOnWrite{w: stdout, stop: stop} // the bar goes before the result comes
 		}
-		return launchRanks(ctx, spec.ranks, f.stopGrace, args, stdout, stderr, bar)
+		return launchRanks(ctx, spec.ranks, spec.segmentBytes, f.stopGrace, args, stdout, stderr, bar)
 	}
 	if launcher != "" {
 		// A rank process: profiles are per rank.

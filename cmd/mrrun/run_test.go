@@ -129,6 +129,9 @@ func TestSameOutput(t *testing.T) {
 		{"-np", "2", "--mode", "bestfit+threshold=1000+gather-none"},
 		{"-np", "64"},
 		{"-np", "64", "--map", "element", "--dist", "cyclic", "--gather", "root", "--root", "63"},
+		{"-np", "64", "--node-budget", "1"},
+		{"-np", "3", "--segment-bytes", "200KiB"},
+		{"--transport", "shm", "-np", "2", "--segment-bytes", "1MiB"},
 	}
 	for _, app := range []string{"histogram", "linreg", "wordcount", "spamcount"} {
 		t.Run(app, func(t *testing.T) {
@@ -249,6 +252,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "extra"}, "list takes no arguments"},
 		{[]string{"--compress", "wordcount", wc}, "--compress applies to --baseline mrmpi only"},
 		{[]string{"--transport", "mpi", "wordcount", wc}, "--transport mpi: start mrrun under an MPI launcher"},
+		{[]string{"--segment-bytes", "7", "wordcount", wc}, "--segment-bytes 7: want a positive multiple of 8 bytes"},
+		{[]string{"--segment-bytes", "lots", "wordcount", wc}, "--segment-bytes lots"},
+		{[]string{"--node-budget", "x", "wordcount", wc}, `invalid argument "x"`},
 	}
 	if !mrmpi.Built { // the binary under test is built without tags
 		cases = append(cases, struct {
