@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/cespare/xxhash/v2"
@@ -119,6 +120,30 @@ func FileSplits(paths []string, size int64) (Input[Split], error) {
 	}
 	in.hash = h.Sum64()
 	return in, nil
+}
+
+// Files returns an Input of the regular files that paths name, walking
+// directories as ListFiles does (the walker of mrrun and every app), cut
+// into splits of size bytes, or whole files if size is 0 or less. Splits
+// are weighted by their length, so the balanced and best-fit
+// distributions deal bytes, not files. An input that cannot be listed or
+// read is an error naming it; nothing is skipped.
+func Files(ctx context.Context, size int64, paths ...string) (Input[Split], error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("mr: Files: no input path")
+	}
+	files, _, err := ListFiles(ctx, paths, ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("mr: %w", err)
+	}
+	list := make([]string, len(files))
+	for i, f := range files {
+		list[i] = f.Path
+	}
+	if size <= 0 {
+		size = math.MaxInt64
+	}
+	return FileSplits(list, size)
 }
 
 // fileSize returns the size of path if it is a regular file, checked

@@ -475,3 +475,66 @@ func TestKeepAllTwoMapsOrder(t *testing.T) {
 		t.Fatalf("values %s, want %s", got, want)
 	}
 }
+
+// TestFiles: directories are walked as ListFiles walks them, files given
+// directly are taken as they are, splits cut every file as FileSplits
+// does (whole files for size 0) and weigh their length, and an input that
+// cannot be listed is an error naming it.
+func TestFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write := func(name string, n int) string {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, bytes.Repeat([]byte("x"), n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c := write("in/a.txt", 250), write("in/sub/b.txt", 0), write("in/c.txt", 99)
+	extra := write("extra.txt", 10)
+	in := filepath.Join(dir, "in")
+	type part struct {
+		path     string
+		off, len int64
+	}
+	list := func(s mr.Input[mr.Split]) []part {
+		var ps []part
+		for i := range s.Len() {
+			x, err := s.At(ctx, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := s.(mr.Weighter).Weight(i); w != float64(x.Len) {
+				t.Errorf("split %d weighs %v, want its length %d", i, w, x.Len)
+			}
+			ps = append(ps, part{x.Path, x.Off, x.Len})
+		}
+		return ps
+	}
+	whole, err := mr.Files(ctx, 0, in, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []part{{a, 0, 250}, {c, 0, 99}, {b, 0, 0}, {extra, 0, 10}}
+	if got := list(whole); !slices.Equal(got, want) {
+		t.Errorf("Files(0) = %v, want %v", got, want)
+	}
+	cut, err := mr.Files(ctx, 100, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []part{{a, 0, 100}, {a, 100, 100}, {a, 200, 50}, {c, 0, 99}, {b, 0, 0}}
+	if got := list(cut); !slices.Equal(got, want) {
+		t.Errorf("Files(100) = %v, want %v", got, want)
+	}
+	missing := filepath.Join(dir, "nope")
+	if _, err := mr.Files(ctx, 0, in, missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Files with a missing input: %v; want an error naming %s", err, missing)
+	}
+	if _, err := mr.Files(ctx, 0); err == nil {
+		t.Errorf("Files without paths: no error")
+	}
+}
