@@ -65,8 +65,9 @@ func entryBytes(k, v int) int64 { return (8 + int64(k) + int64(v) + 7) &^ 7 }
 // as it maps and holds at most its share of o.NodeBudget (its map's own
 // table included: reduce.Store.SinkBudget). Collect then folds what is
 // left, with the same options, and frees the table. Without node
-// combining (o and the job decide, as in Collect) or without a budget, it
-// does nothing. A second call before Collect keeps the table.
+// combining (o and the job decide, as in Collect), without a budget, or on
+// a transport that does not map every segment, it does nothing. A second
+// call before Collect keeps the table.
 func Begin[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) error {
 	o.Gather = o.Gather.Resolve()
 	x := newXfer(r, s, &reduce.Stats{}, o.Transfer)
@@ -80,7 +81,10 @@ func Begin[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Sto
 	if budget == 0 {
 		budget = reduce.DefaultNodeBudget
 	}
-	if budget < 0 {
+	if budget < 0 || !r.MemoryMapped() {
+		// Over a network (mpi with node combining forced on), a rank
+		// folding while others map would wait on targets busy outside
+		// the transport: the table is filled after the map there.
 		return nil
 	}
 	per := r.Config().RanksPerNode
