@@ -27,6 +27,11 @@ type RankFailedError = transport.RankFailedError
 // Config.SyncTimeout.
 var ErrTimeout = transport.ErrTimeout
 
+// ErrReturned is wrapped by the error of a rank that waits in a barrier
+// for a rank whose job function has already returned, where the transport
+// can tell (inproc): the job fails at once instead of after SyncTimeout.
+var ErrReturned = transport.ErrReturned
+
 // PanicError is the error of a rank whose function panicked.
 type PanicError struct {
 	Value any
@@ -91,6 +96,11 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 			if err != nil {
 				ep.Fail(err)
 				failOnce.Do(func() { close(failed); cancel() })
+			} else {
+				// Ranks still waiting for this one in a barrier (it
+				// returned while they go on with collectives) learn it
+				// now, where the transport can tell them.
+				ep.Depart()
 			}
 			results <- result{ep.Rank(), err}
 		}()

@@ -57,6 +57,8 @@ func (*Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 		stopped: make(chan struct{}),
 	}
 	j.phases.m = make(map[uint64]*phase)
+	j.departed = make([]bool, job.Ranks)
+	j.departures = make(chan struct{})
 	eps := make([]transport.Endpoint, job.Ranks)
 	for r := range eps {
 		eps[r] = &endpoint{j: j, rank: r}
@@ -98,6 +100,37 @@ type jobState struct {
 	failRank  int
 	closedEps atomic.Int64
 	stopped   chan struct{} // closed when every endpoint is closed
+
+	// departed[r] is set, under phases' lock, when rank r's job has
+	// returned (Depart); departures is closed then and replaced, waking
+	// the waiters to look.
+	departed   []bool
+	departures chan struct{}
+}
+
+// Depart marks the rank as returned and wakes the ranks waiting in a
+// barrier, which fail if they wait for it.
+func (e *endpoint) Depart() {
+	j := e.j
+	j.phases.Lock()
+	defer j.phases.Unlock()
+	if j.departed[e.rank] {
+		return
+	}
+	j.departed[e.rank] = true
+	close(j.departures)
+	j.departures = make(chan struct{})
+}
+
+// gone returns a rank that ph waits for and that has returned, or -1,
+// and the channel that a later departure closes. Called with the lock.
+func (j *jobState) gone(ph *phase) (int, <-chan struct{}) {
+	for r, ok := range ph.arrived {
+		if !ok && j.departed[r] {
+			return r, j.departures
+		}
+	}
+	return -1, j.departures
 }
 
 func (j *jobState) fail(rank int, err error) {
@@ -276,6 +309,7 @@ func (e *endpoint) Wait(ctx context.Context) error {
 	j := e.j
 	j.phases.Lock()
 	ph := j.phase(e.phase)
+	gone, departures := j.gone(ph)
 	j.phases.Unlock()
 
 	var timeout <-chan time.Time
@@ -284,7 +318,20 @@ func (e *endpoint) Wait(ctx context.Context) error {
 		defer t.Stop()
 		timeout = t.C
 	}
+wait:
+	if gone >= 0 {
+		select {
+		case <-ph.done: // it arrived before it returned
+		default:
+			return fmt.Errorf("inproc rank %d: barrier phase %d: rank %d %w", e.rank, e.phase, gone, transport.ErrReturned)
+		}
+	}
 	select {
+	case <-departures:
+		j.phases.Lock()
+		gone, departures = j.gone(ph)
+		j.phases.Unlock()
+		goto wait
 	case <-ph.done:
 	case <-j.failed:
 		return j.err()

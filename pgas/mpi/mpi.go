@@ -646,6 +646,9 @@ func (e *endpoint) Failed() <-chan struct{} { return nil }
 // MemoryMapped is false: one-sided operations are MPI RMA calls.
 func (e *endpoint) MemoryMapped() bool { return false }
 
+// Depart does nothing: MPI has no way to tell the other ranks.
+func (e *endpoint) Depart() {}
+
 // Mapped is nil: segments are reached through MPI windows.
 func (e *endpoint) Mapped(int) []byte { return nil }
 

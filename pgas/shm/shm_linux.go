@@ -261,6 +261,10 @@ func (e *endpoint) Failed() <-chan struct{} { return e.failed }
 // process.
 func (e *endpoint) MemoryMapped() bool { return true }
 
+// Depart does nothing: a rank process that has returned exits, and the
+// launcher and the ranks learn of it as of any other exit.
+func (e *endpoint) Depart() {}
+
 // Mapped returns rank's segment, mapped in this process.
 func (e *endpoint) Mapped(rank int) []byte { return e.segs[rank] }
 

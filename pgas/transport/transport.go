@@ -147,6 +147,10 @@ var (
 	// ErrTimeout is wrapped by a synchronisation call that waited longer
 	// than Job.SyncTimeout.
 	ErrTimeout = errors.New("timed out waiting for other ranks")
+	// ErrReturned is wrapped by a synchronisation call that waits for a
+	// rank whose job has already returned (Extended.Depart): it will never
+	// arrive.
+	ErrReturned = errors.New("has already returned from its job")
 	// ErrClosed is returned by calls on a closed endpoint.
 	ErrClosed = errors.New("endpoint closed")
 	// ErrOutOfRange is wrapped by accesses outside a segment or to a rank
@@ -267,6 +271,20 @@ type Extended interface {
 	// (under a lock, or between barriers) and reports its accesses for
 	// counting (pgas.Rank.Cast). The result is the same on every call.
 	Mapped(rank int) []byte
+
+	// Depart says that this rank's job has returned and that the rank
+	// will call nothing more but Close. A transport that can tell the
+	// ranks still waiting for it in a barrier fails those waits at once
+	// with an error wrapping ErrReturned and naming the rank, instead of
+	// when Job.SyncTimeout runs out (a job whose non-root ranks return
+	// before the root's last collective). Others do nothing.
+	Depart()
+}
+
+// Departer is the optional interface of an endpoint that acts on
+// Extended.Depart; Extend reads it.
+type Departer interface {
+	Depart()
 }
 
 // MemoryMapper is the optional interface of an endpoint whose job's
@@ -301,6 +319,7 @@ func Extend(ep Endpoint) Extended {
 		s.mapped = m.MemoryMapped()
 	}
 	s.segs, _ = ep.(SegmentMapper)
+	s.dep, _ = ep.(Departer)
 	return s
 }
 
@@ -311,6 +330,13 @@ type shim struct {
 	failed <-chan struct{}
 	mapped bool
 	segs   SegmentMapper // nil if ep is none
+	dep    Departer      // nil if ep is none
+}
+
+func (s *shim) Depart() {
+	if s.dep != nil {
+		s.dep.Depart()
+	}
 }
 
 func (s *shim) Collectives() Collectives { return s.coll }

@@ -38,6 +38,9 @@ func (b *base) Failed() <-chan struct{} { return b.inner.Failed() }
 // MemoryMapped is the inner endpoint's.
 func (b *base) MemoryMapped() bool { return b.inner.MemoryMapped() }
 
+// Depart is the inner endpoint's.
+func (b *base) Depart() { b.inner.Depart() }
+
 // Mapped is nil: a wrapper sees every access to another rank's segment.
 func (b *base) Mapped(int) []byte { return nil }
 

@@ -154,6 +154,9 @@ func (e *endpoint) Collectives() transport.Collectives { return e }
 // MemoryMapped is the inner endpoint's.
 func (e *endpoint) MemoryMapped() bool { return transport.Extend(e.inner).MemoryMapped() }
 
+// Depart is the inner endpoint's.
+func (e *endpoint) Depart() { transport.Extend(e.inner).Depart() }
+
 // Mapped is the inner endpoint's.
 func (e *endpoint) Mapped(rank int) []byte { return transport.Extend(e.inner).Mapped(rank) }
 
