@@ -262,7 +262,8 @@ func (e *endpoint) Failed() <-chan struct{} { return e.failed }
 func (e *endpoint) MemoryMapped() bool { return true }
 
 // Depart does nothing: a rank process that has returned exits, and the
-// launcher and the ranks learn of it as of any other exit.
+// ranks still waiting for it in a barrier fail when they see that it
+// exited before arriving (checkPeers).
 func (e *endpoint) Depart() {}
 
 // Mapped returns rank's segment, mapped in this process.
