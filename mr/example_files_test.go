@@ -72,3 +72,42 @@ func ExampleFiles() {
 	// Output:
 	// 3 files: a=1 and=1 cat=2 dog=2 end=1 the=4
 }
+
+// A bigram count: struct keys need neither a codec nor a compare function
+// (reduce.NewEncodedHashStore, msgpack's reflection as the key codec).
+func ExampleApplyReduce_structKeys() {
+	type bigram struct{ First, Second string }
+	lines := []string{"the cat sat", "the cat ran", "a cat sat"}
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
+		st, err := reduce.NewEncodedHashStore[bigram, int64](reduce.Sum[int64]())
+		if err != nil {
+			return err
+		}
+		pairs := func(ctx context.Context, l string, emit func(bigram, int64)) error {
+			w := strings.Fields(l)
+			for i := 1; i < len(w); i++ {
+				emit(bigram{w[i-1], w[i]}, 1)
+			}
+			return nil
+		}
+		if _, err := mr.ApplyMap(ctx, r, mr.Slice(lines), pairs, st); err != nil {
+			return err
+		}
+		res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[bigram, int64]) (map[bigram]int64, error) {
+			m := map[bigram]int64{}
+			for i, k := range p.Keys {
+				m[k] = p.Value(i)
+			}
+			return m, nil
+		}, mr.Gather(reduce.GatherRoot))
+		if res.OK {
+			fmt.Println(res.Value[bigram{"the", "cat"}], res.Value[bigram{"cat", "sat"}], res.Value[bigram{"a", "cat"}], len(res.Value))
+		}
+		return err
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// 2 2 1 4
+}

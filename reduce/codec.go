@@ -3,6 +3,7 @@ package reduce
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -218,8 +219,71 @@ func BytesCodec() Codec[[]byte] {
 		func(d *msgpack.Decoder) ([]byte, error) { return d.DecodeBytes() })
 }
 
+// MsgpackCodec encodes T with msgpack's reflection: structs (as arrays of
+// their fields, in order), slices, maps, arrays, strings and numbers, the
+// default (CodecFor) of types that cannot move as raw memory. Every store
+// makes its own instance (its encoder and decoder), so the codec may be
+// shared by the ranks of a job and composed into other codecs' functions
+// only through a store. T must be encodable whole: MsgpackCodec refuses
+// (with an error naming the field) pointers, interfaces, channels and
+// functions, which would not come back as they went, and unexported
+// struct fields, which msgpack skips.
+func MsgpackCodec[T any]() (Codec[T], error) {
+	t := reflect.TypeFor[T]()
+	if err := encodable(t, t.String(), map[reflect.Type]bool{}); err != nil {
+		return Codec[T]{}, fmt.Errorf("reduce: msgpack cannot carry %v: %w; pass a codec made with NewCodec", t, err)
+	}
+	enc := func(e *msgpack.Encoder, v T) error {
+		e.UseArrayEncodedStructs(true)
+		return e.Encode(v)
+	}
+	dec := func(d *msgpack.Decoder) (T, error) {
+		var v T
+		err := d.Decode(&v)
+		return v, err
+	}
+	return msgpackCodec("msgpack", enc, dec), nil
+}
+
+// encodable reports why msgpack's reflection would not give a value of
+// type t back as it was, naming the part of t at path.
+func encodable(t reflect.Type, path string, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return nil
+	case reflect.Array, reflect.Slice:
+		return encodable(t.Elem(), path+"[]", seen)
+	case reflect.Map:
+		if err := encodable(t.Key(), path+" key", seen); err != nil {
+			return err
+		}
+		return encodable(t.Elem(), path+" value", seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				return fmt.Errorf("%s.%s is unexported (msgpack skips it)", path, f.Name)
+			}
+			if err := encodable(f.Type, path+"."+f.Name, seen); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s is a %v", path, t.Kind())
+}
+
 // CodecFor returns the default codec for T: raw memory for fixed-size,
-// pointer-free types; msgpack for string and []byte. Other types need a
+// pointer-free types; msgpack for string and []byte; msgpack's reflection
+// (MsgpackCodec) for the other types it carries whole: structs of
+// exported fields, slices, maps and arrays of those. Other types (with
+// pointers, interfaces, channels, functions or unexported fields) need a
 // codec made with NewCodec.
 func CodecFor[T any]() (Codec[T], error) {
 	var z T
@@ -238,7 +302,11 @@ func CodecFor[T any]() (Codec[T], error) {
 			}}, nil
 	}
 	if err := checkRaw[T](); err != nil {
-		return Codec[T]{}, fmt.Errorf("reduce: no default codec for %v (%w); pass one made with NewCodec", reflect.TypeFor[T](), err)
+		c, merr := MsgpackCodec[T]()
+		if merr != nil {
+			return Codec[T]{}, fmt.Errorf("reduce: no default codec for %v (%w, and %w); pass one made with NewCodec", reflect.TypeFor[T](), err, errors.Unwrap(merr))
+		}
+		return c, nil
 	}
 	return RawCodec[T]()
 }

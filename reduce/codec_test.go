@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -250,13 +251,19 @@ func TestCodecFor(t *testing.T) {
 		A int
 		P *int
 	}
+	type hidden struct {
+		A int
+		b string
+	}
+	type withAny struct{ V any }
 	for name, err := range map[string]error{
-		"*int":      second(CodecFor[*int]()),
-		"withPtr":   second(CodecFor[withPtr]()),
-		"[]int":     second(CodecFor[[]int]()),
-		"map":       second(CodecFor[map[int]int]()),
-		"struct{}":  second(CodecFor[struct{}]()),
-		"[2]string": second(CodecFor[[2]string]()),
+		"*int":       second(CodecFor[*int]()),
+		"withPtr":    second(CodecFor[withPtr]()),
+		"hidden":     second(CodecFor[hidden]()),
+		"withAny":    second(CodecFor[withAny]()),
+		"chan":       second(CodecFor[chan int]()),
+		"[]*int":     second(CodecFor[[]*int]()),
+		"map to ptr": second(CodecFor[map[string]*int]()),
 	} {
 		if err == nil {
 			t.Errorf("CodecFor[%s] succeeded", name)
@@ -268,6 +275,20 @@ func TestCodecFor(t *testing.T) {
 	}
 	if err := second(CodecFor[withPtr]()); !strings.Contains(err.Error(), "withPtr") || !strings.Contains(err.Error(), ".P") {
 		t.Errorf("CodecFor[withPtr] error does not name the type and field: %v", err)
+	}
+	if err := second(CodecFor[hidden]()); !strings.Contains(err.Error(), ".b is unexported") {
+		t.Errorf("CodecFor[hidden] error does not name the unexported field: %v", err)
+	}
+	// What msgpack carries whole gets its reflection codec.
+	for name, c := range map[string]string{
+		"[]int":     codecName[[]int](t),
+		"map":       codecName[map[int]int](t),
+		"struct{}":  codecName[struct{}](t),
+		"[2]string": codecName[[2]string](t),
+	} {
+		if c != "msgpack" {
+			t.Errorf("CodecFor[%s] is %q; want msgpack", name, c)
+		}
 	}
 	// A store of such a type without a codec fails to build, naming it.
 	if _, err := NewHashStore[int, *int](KeepAll[*int]()); err == nil {
@@ -467,4 +488,83 @@ func FuzzStringCodec(f *testing.F) {
 			t.Fatal("validity changed")
 		}
 	})
+}
+
+func codecName[T any](t *testing.T) string {
+	t.Helper()
+	c, err := CodecFor[T]()
+	if err != nil {
+		t.Fatalf("CodecFor[%T]: %v", *new(T), err)
+	}
+	return c.Name()
+}
+
+// TestMsgpackCodec: structs of exported fields (nested slices, maps,
+// arrays, named types) come back as they went, records are
+// self-delimiting, every store's instance is its own (instances used at
+// once from many goroutines do not mix their records), and a truncated
+// or corrupt record is an error, not a panic.
+func TestMsgpackCodec(t *testing.T) {
+	type inner struct {
+		Tags []string
+		N    map[string]int
+	}
+	type doc struct {
+		ID    uint32
+		Name  string
+		Score float64
+		Pos   [2]int16
+		In    inner
+		Words []inner
+	}
+	c, err := CodecFor[doc]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := []doc{
+		{},
+		{ID: 7, Name: "a", Score: -1.5, Pos: [2]int16{-3, 4}, In: inner{Tags: []string{"x", ""}, N: map[string]int{"k": -9}}},
+		{ID: 1 << 31, Name: strings.Repeat("long", 100), Words: []inner{{Tags: []string{"t"}}, {N: map[string]int{}}}},
+	}
+	var b []byte
+	for _, v := range vals {
+		b = c.Append(b, v)
+	}
+	for i, want := range vals {
+		got, n, err := c.Decode(b)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, want) && !(i == 0 && reflect.DeepEqual(got, doc{In: inner{}})) {
+			t.Fatalf("record %d: got %+v, want %+v", i, got, want)
+		}
+		b = b[n:]
+	}
+	if len(b) != 0 {
+		t.Fatalf("%d bytes left over", len(b))
+	}
+	// Many instances at once (the in-process ranks of a job).
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ci := c.instance()
+			for k := range 2000 {
+				v := doc{ID: uint32(g*10000 + k), Name: fmt.Sprint(g, "-", k), In: inner{Tags: []string{fmt.Sprint(k)}}}
+				got, _, err := ci.Decode(ci.Append(nil, v))
+				if err != nil || !reflect.DeepEqual(got, v) {
+					t.Errorf("goroutine %d record %d: %+v %v", g, k, got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	whole := c.Append(nil, vals[1])
+	for cut := range len(whole) {
+		if _, _, err := c.Decode(whole[:cut]); err == nil {
+			t.Errorf("a record cut to %d of %d bytes decoded", cut, len(whole))
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -124,6 +125,23 @@ func NewHashStoreFunc[K comparable, V any](compare func(a, b K) int, comb Combin
 		s.c, s.emit = c, c.emit
 	}
 	return s.finish(opts)
+}
+
+// NewEncodedHashStore returns a hash container for any comparable keys
+// (structs of a bigram, say), without a compare function: keys are
+// ordered by the bytes of their encoding with the store's key codec. That
+// order is deterministic, the same on every rank and run, but it is not
+// the keys' natural one (msgpack sorts by encoded bytes: a longer string
+// field may come first); for a natural order use NewHashStoreFunc.
+func NewEncodedHashStore[K comparable, V any](comb Combiner[V], opts ...Option[K, V]) (*Store[K, V], error) {
+	var s *Store[K, V]
+	var ea, eb []byte
+	byBytes := func(a, b K) int {
+		ea, eb = s.kc.Append(ea[:0], a), s.kc.Append(eb[:0], b)
+		return bytes.Compare(ea, eb)
+	}
+	s, err := NewHashStoreFunc(byBytes, comb, opts...)
+	return s, err
 }
 
 // NewArrayStore returns an array container for the integer keys
