@@ -2,11 +2,13 @@ package mr_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -175,5 +177,79 @@ func TestNodeBudgetOptionsDiffer(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "gather root") || !strings.Contains(err.Error(), "all") {
 		t.Fatalf("reduce with other options than the map's: %v; want an error naming both gather modes", err)
+	}
+}
+
+// TestNodeBudgetFaults: an operation of rank 1 failing anywhere in a job
+// whose ranks hand pairs to the node's table while they map (the table's
+// allocation before the map, a lock or a probe during it, the final fold,
+// the exchange) ends the job with the injected error, and nothing hangs;
+// a fault past the job's last operation changes nothing.
+func TestNodeBudgetFaults(t *testing.T) {
+	in := budgetWords()[:12]
+	ro := []mr.ReduceOption{mr.Gather(reduce.GatherPartitioned), mr.Merge(), mr.WithNodeCombine(reduce.NodeOn), mr.WithNodeBudget(3 * reduce.MinRankBudget)}
+	job := func(f *wrap.Faulty) (int, error) {
+		var keys int
+		err := pgas.Run(t.Context(), pgas.Config{Ranks: 3, SegmentBytes: 1 << 20, Transport: f, SyncTimeout: 20 * time.Second}, func(ctx context.Context, r *pgas.Rank) error {
+			st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+			if err != nil {
+				return err
+			}
+			c := reduce.NewCountTable()
+			var handErr error
+			var hand func()
+			hand = func() {
+				if err := st.AddPairs(c.TakeCold()); err != nil && handErr == nil {
+					handErr = err
+				}
+				c.OnFull(st.SinkBudget(), hand)
+			}
+			_, err = mr.ApplyMapArray(ctx, r, mr.Slice(in), func(ctx context.Context, s mr.Share[[]string], emit func(string, int64)) error {
+				c.OnFull(st.SinkBudget(), hand)
+				for i := range s.Elements() {
+					for _, w := range in[i] {
+						c.Add([]byte(w))
+					}
+					if handErr != nil {
+						return handErr
+					}
+				}
+				return st.AddPairs(c.Pairs())
+			}, st, mr.WithReduce(ro...))
+			if err != nil {
+				return err
+			}
+			res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (int, error) {
+				return p.Len(), nil
+			}, ro...)
+			if res.OK && r.ID() == 0 {
+				keys = res.Value
+			}
+			return err
+		})
+		return keys, err
+	}
+	count := wrap.NewFaulty(inproc.New(), -1, -1)
+	want, err := job(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := count.Ops(1)
+	if total < 300 {
+		t.Fatalf("rank 1 did %d operations: too few to sweep", total)
+	}
+	for op := int64(0); op < total+5; op += 1 + total/60 {
+		f := wrap.NewFaulty(inproc.New(), 1, op)
+		t0 := time.Now()
+		got, err := job(f)
+		switch {
+		case f.Injected() && !errors.Is(err, wrap.ErrInjected):
+			t.Errorf("op %d of %d: injected, job returned %v", op, total, err)
+		case !f.Injected() && (err != nil || got != want):
+			t.Errorf("op %d of %d: not injected, job returned %d keys (want %d), %v", op, total, got, want, err)
+		}
+		if d := time.Since(t0); d > 10*time.Second {
+			t.Errorf("op %d: the job took %v", op, d)
+		}
 	}
 }

@@ -41,6 +41,7 @@ type Store[K comparable, V any] struct {
 	budget   int // pairs held loose before the sink takes them
 	held     int // pairs in loose
 	sinkFull bool
+	sinkErr  error // the sink's first error: no pair goes to it after one
 }
 
 // A Sink takes a store's combined pairs away while the map runs, so that a
@@ -59,7 +60,7 @@ type Sink[K comparable, V any] interface {
 // of them are held (a map's table hands over at least half its keys at a
 // time: CountTable.TakeCold); a nil sink removes it. Reset keeps the sink.
 func (s *Store[K, V]) SetSink(sink Sink[K, V], budget int) {
-	s.sink, s.budget, s.sinkFull = sink, max(budget, 1), false
+	s.sink, s.budget, s.sinkFull, s.sinkErr = sink, max(budget, 1), false, nil
 }
 
 // Sink returns the store's sink, or nil.
@@ -71,7 +72,7 @@ func (s *Store[K, V]) Sink() Sink[K, V] { return s.sink }
 // the end). It bounds the map's memory by the budget, not by the keys of
 // the rank's input.
 func (s *Store[K, V]) SinkBudget() int {
-	if s.sink == nil || s.sinkFull {
+	if s.sink == nil || s.sinkFull || s.sinkErr != nil {
 		return 0
 	}
 	return s.budget
@@ -282,6 +283,9 @@ func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
 		s.loose = append(s.loose, Run[K, V]{Keys: keys, Vals: vals})
 		s.held += len(keys)
 	}
+	if s.sinkErr != nil {
+		return s.sinkErr // the job is failing: stop at once, wait on nothing
+	}
 	if s.sink != nil && !s.sinkFull && 2*s.held >= s.budget {
 		return s.toSink()
 	}
@@ -298,6 +302,7 @@ func (s *Store[K, V]) toSink() error {
 	s.loose, s.held = nil, 0
 	left, err := s.sink.Take(e)
 	if err != nil {
+		s.sinkErr = err
 		return err
 	}
 	if len(left.Keys) > 0 {

@@ -113,15 +113,25 @@ type nodeTable[K comparable, V any] struct {
 	over   int64 // pairs it had no room for
 	p      nodePart
 	pl     placement
+	err    error // fold's first error: the table takes nothing after it
 }
 
 // Take folds e into the node's table and returns the pairs that did not
 // fit (reduce.Sink).
 func (t *nodeTable[K, V]) Take(e reduce.Run[K, V]) (reduce.Run[K, V], error) {
+	if t.err != nil {
+		return reduce.Run[K, V]{}, t.err
+	}
 	t.place(e)
 	over, err := t.fold(t.ctx, e)
-	if err != nil || len(over) == 0 {
+	if err != nil {
+		// A lock may be left held or a ticket unserved: the table is
+		// unusable, and the job fails.
+		t.err = err
 		return reduce.Run[K, V]{}, err
+	}
+	if len(over) == 0 {
+		return reduce.Run[K, V]{}, nil
 	}
 	var left reduce.Run[K, V]
 	for _, i := range over {
@@ -309,6 +319,9 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], o 
 		x.s.SetSink(nil, 0)
 		if t.o.Gather != o.Gather || t.o.Node != o.Node {
 			return reduce.Run[K, V]{}, fmt.Errorf("reduce: the map combined pairs per node for gather %v, node combining %v; the reduce asks for %v, %v", t.o.Gather, t.o.Node, o.Gather, o.Node)
+		}
+		if t.err != nil {
+			return reduce.Run[K, V]{}, t.err // the map's fold failed: so does the job
 		}
 		t.ctx = ctx
 		t.place(local)
