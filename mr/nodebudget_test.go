@@ -37,9 +37,19 @@ func budgetWords() [][]string {
 // with ro; it returns the result on the root and every rank's stats.
 func countWithBudget(t *testing.T, cfg pgas.Config, in [][]string, ro []mr.ReduceOption) (map[string]int64, []reduce.Stats) {
 	t.Helper()
+	got, stats, err := runBudgetJob(t.Context(), cfg, in, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, stats
+}
+
+// runBudgetJob is countWithBudget's job, which a map error (checked after
+// every element) ends.
+func runBudgetJob(ctx context.Context, cfg pgas.Config, in [][]string, ro []mr.ReduceOption) (map[string]int64, []reduce.Stats, error) {
 	var got map[string]int64
 	stats := make([]reduce.Stats, cfg.Ranks)
-	err := pgas.Run(t.Context(), cfg, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
 		if err != nil {
 			return err
@@ -59,9 +69,9 @@ func countWithBudget(t *testing.T, cfg pgas.Config, in [][]string, ro []mr.Reduc
 				for _, w := range in[i] {
 					c.Add([]byte(w))
 				}
-			}
-			if handErr != nil {
-				return handErr
+				if handErr != nil {
+					return handErr
+				}
 			}
 			return st.AddPairs(c.Pairs())
 		}, st, mr.WithReduce(ro...))
@@ -81,10 +91,7 @@ func countWithBudget(t *testing.T, cfg pgas.Config, in [][]string, ro []mr.Reduc
 		}
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got, stats
+	return got, stats, err
 }
 
 // TestNodeBudget: with a small node budget, ranks hand their pairs to the
@@ -189,45 +196,8 @@ func TestNodeBudgetFaults(t *testing.T) {
 	in := budgetWords()[:12]
 	ro := []mr.ReduceOption{mr.Gather(reduce.GatherPartitioned), mr.Merge(), mr.WithNodeCombine(reduce.NodeOn), mr.WithNodeBudget(3 * reduce.MinRankBudget)}
 	job := func(f *wrap.Faulty) (int, error) {
-		var keys int
-		err := pgas.Run(t.Context(), pgas.Config{Ranks: 3, SegmentBytes: 1 << 20, Transport: f, SyncTimeout: 20 * time.Second}, func(ctx context.Context, r *pgas.Rank) error {
-			st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
-			if err != nil {
-				return err
-			}
-			c := reduce.NewCountTable()
-			var handErr error
-			var hand func()
-			hand = func() {
-				if err := st.AddPairs(c.TakeCold()); err != nil && handErr == nil {
-					handErr = err
-				}
-				c.OnFull(st.SinkBudget(), hand)
-			}
-			_, err = mr.ApplyMapArray(ctx, r, mr.Slice(in), func(ctx context.Context, s mr.Share[[]string], emit func(string, int64)) error {
-				c.OnFull(st.SinkBudget(), hand)
-				for i := range s.Elements() {
-					for _, w := range in[i] {
-						c.Add([]byte(w))
-					}
-					if handErr != nil {
-						return handErr
-					}
-				}
-				return st.AddPairs(c.Pairs())
-			}, st, mr.WithReduce(ro...))
-			if err != nil {
-				return err
-			}
-			res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (int, error) {
-				return p.Len(), nil
-			}, ro...)
-			if res.OK && r.ID() == 0 {
-				keys = res.Value
-			}
-			return err
-		})
-		return keys, err
+		got, _, err := runBudgetJob(t.Context(), pgas.Config{Ranks: 3, SegmentBytes: 1 << 20, Transport: f, SyncTimeout: 20 * time.Second}, in, ro)
+		return len(got), err
 	}
 	count := wrap.NewFaulty(inproc.New(), -1, -1)
 	want, err := job(count)
