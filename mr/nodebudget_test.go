@@ -55,22 +55,14 @@ func runBudgetJob(ctx context.Context, cfg pgas.Config, in [][]string, ro []mr.R
 			return err
 		}
 		c := reduce.NewCountTable()
-		var handErr error
-		var hand func()
-		hand = func() {
-			if err := st.AddPairs(c.TakeCold()); err != nil && handErr == nil {
-				handErr = err
-			}
-			c.OnFull(st.SinkBudget(), hand)
-		}
 		_, err = mr.ApplyMapArray(ctx, r, mr.Slice(in), func(ctx context.Context, s mr.Share[[]string], emit func(string, int64)) error {
-			c.OnFull(st.SinkBudget(), hand)
+			handed := c.HandOver(st)
 			for i := range s.Elements() {
 				for _, w := range in[i] {
 					c.Add([]byte(w))
 				}
-				if handErr != nil {
-					return handErr
+				if err := handed(); err != nil {
+					return err
 				}
 			}
 			return st.AddPairs(c.Pairs())

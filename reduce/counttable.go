@@ -87,7 +87,9 @@ func (c *CountTable) Add(w []byte) {
 			return
 		}
 		if s.h == 0 {
-			c.insert(i, h, w, 1)
+			off := len(c.keys)
+			c.keys = append(c.keys, w...)
+			c.insert(i, h, off, len(w), 1)
 			return
 		}
 	}
@@ -108,7 +110,9 @@ func (c *CountTable) AddN(w string, n int64) {
 			return
 		}
 		if s.h == 0 {
-			c.insert(i, h, []byte(w), n)
+			off := len(c.keys)
+			c.keys = append(c.keys, w...)
+			c.insert(i, h, off, len(w), n)
 			return
 		}
 	}
@@ -129,9 +133,10 @@ func nonzero(h uint64) uint64 {
 	return h
 }
 
-func (c *CountTable) insert(i uint64, h uint64, w []byte, n int64) {
-	c.slots[i] = slot{h, uint64(len(c.keys))<<keyLenBits | uint64(len(w)), n}
-	c.keys = append(c.keys, w...)
+// insert fills empty slot i with a key whose bytes the caller has just
+// appended to the arena at off.
+func (c *CountTable) insert(i uint64, h uint64, off, klen int, n int64) {
+	c.slots[i] = slot{h, uint64(off)<<keyLenBits | uint64(klen), n}
 	c.n++
 	if c.limit > 0 && c.n >= c.limit {
 		defer c.full()
@@ -141,17 +146,22 @@ func (c *CountTable) insert(i uint64, h uint64, w []byte, n int64) {
 	}
 	old := c.slots
 	c.slots = make([]slot, 2*len(old))
-	mask := uint64(len(c.slots) - 1)
 	for _, s := range old {
-		if s.h == 0 {
-			continue
+		if s.h != 0 {
+			c.place(s)
 		}
-		j := s.h & mask
-		for c.slots[j].h != 0 {
-			j = (j + 1) & mask
-		}
-		c.slots[j] = s
 	}
+}
+
+// place puts s in the first empty slot from its hash on (growing and
+// TakeCold, which move slots without comparing keys).
+func (c *CountTable) place(s slot) {
+	mask := uint64(len(c.slots) - 1)
+	j := s.h & mask
+	for c.slots[j].h != 0 {
+		j = (j + 1) & mask
+	}
+	c.slots[j] = s
 }
 
 // All yields every key and its count, in no particular order. Each key
@@ -232,7 +242,6 @@ func (c *CountTable) TakeCold() (keys []string, counts []int64) {
 		k = math.MaxInt64
 	}
 	keepBytes := len(c.keys) - takeBytes
-	take := func(s *slot) bool { return s.count <= k }
 	keys, counts = make([]string, 0, n+len(c.long)), make([]int64, 0, n+len(c.long))
 	var taken strings.Builder
 	taken.Grow(takeBytes)
@@ -248,25 +257,20 @@ func (c *CountTable) TakeCold() (keys []string, counts []int64) {
 		c.slots = make([]slot, len(old))
 	}
 	c.spare = old
-	mask := uint64(len(c.slots) - 1)
 	c.n = 0
-	var ends []int
+	ends := make([]int, 0, n)
 	for _, s := range old {
 		if s.h == 0 {
 			continue
 		}
 		w := c.key(s.at)
-		if take(&s) {
+		if s.count <= k {
 			taken.Write(w)
 			ends = append(ends, taken.Len())
 			counts = append(counts, s.count)
 			continue
 		}
-		j := s.h & mask
-		for c.slots[j].h != 0 {
-			j = (j + 1) & mask
-		}
-		c.slots[j] = slot{s.h, uint64(len(kept))<<keyLenBits | uint64(len(w)), s.count}
+		c.place(slot{s.h, uint64(len(kept))<<keyLenBits | uint64(len(w)), s.count})
 		kept = append(kept, w...)
 		c.n++
 	}
@@ -283,6 +287,26 @@ func (c *CountTable) TakeCold() (keys []string, counts []int64) {
 	}
 	c.long = nil
 	return keys, counts
+}
+
+// HandOver makes c hand its colder keys to s (TakeCold, Store.AddPairs)
+// whenever it holds s's SinkBudget of keys, for as long as s's sink takes
+// them: a map's table then stays within the budget. Call it once the map
+// has started (mr.ApplyMap sets the sink up); before that, or without a
+// sink, it does nothing. A hand-over happens inside Add, which cannot
+// fail: the returned function reports its first error, for the map to
+// check between pieces of input.
+func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
+	var first error
+	var hand func()
+	hand = func() {
+		if err := s.AddPairs(c.TakeCold()); err != nil && first == nil {
+			first = err
+		}
+		c.OnFull(s.SinkBudget(), hand) // 0 once the sink is full or failed
+	}
+	c.OnFull(s.SinkBudget(), hand)
+	return func() error { return first }
 }
 
 // Run returns the table's keys in ascending order with their counts: the

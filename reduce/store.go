@@ -294,11 +294,7 @@ func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
 
 // toSink hands the loose pairs to the sink and keeps what it leaves.
 func (s *Store[K, V]) toSink() error {
-	e := s.loose[0]
-	for _, r := range s.loose[1:] {
-		e.Keys = append(e.Keys, r.Keys...)
-		e.Vals = append(e.Vals, r.Vals...)
-	}
+	e := concat(s.loose)
 	s.loose, s.held = nil, 0
 	left, err := s.sink.Take(e)
 	if err != nil {
@@ -327,8 +323,16 @@ func (s *Store[K, V]) DrainCombined() Run[K, V] {
 	if s.comb.KeepsAll() {
 		return s.Drain()
 	}
-	e := s.c.pairs()
-	for _, r := range append(s.runs, s.loose...) {
+	e := concat(append(append([]Run[K, V]{s.c.pairs()}, s.runs...), s.loose...))
+	s.Reset()
+	return e
+}
+
+// concat appends the pairs of runs (combined, without offsets or tags)
+// into the first that has any, which belongs to the store.
+func concat[K comparable, V any](runs []Run[K, V]) Run[K, V] {
+	var e Run[K, V]
+	for _, r := range runs {
 		if len(e.Keys) == 0 {
 			e = r
 			continue
@@ -336,7 +340,6 @@ func (s *Store[K, V]) DrainCombined() Run[K, V] {
 		e.Keys = append(e.Keys, r.Keys...)
 		e.Vals = append(e.Vals, r.Vals...)
 	}
-	s.Reset()
 	return e
 }
 

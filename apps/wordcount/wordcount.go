@@ -261,21 +261,17 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	// the budget instead of its input's vocabulary. Its files' statuses are
 	// its side result.
 	c := reduce.NewCountTable()
-	var handErr error
-	var handOver func()
-	handOver = func() {
-		if err := st.AddPairs(c.TakeCold()); err != nil && handErr == nil {
-			handErr = err
+	var handed func() error // c.HandOver's errors, once the map has started
+	rd.block = func() error {
+		if handed == nil {
+			return nil
 		}
-		c.OnFull(st.SinkBudget(), handOver) // 0 once the node table is full
+		return handed()
 	}
-	rd.block = func() error { return handErr }
 	var mine files
-	armed := false
 	count := func(ctx context.Context, ch chunk) error {
-		if !armed { // the map has started: the store has its sink, if any
-			c.OnFull(st.SinkBudget(), handOver)
-			armed = true
+		if handed == nil { // the map has started: the store has its sink, if any
+			handed = c.HandOver(st)
 		}
 		fs, reason, err := rd.count(ctx, ch, c.Add)
 		if err != nil {

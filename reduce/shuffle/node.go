@@ -59,6 +59,23 @@ func (x *xfer[K, V]) nodeWanted(o reduce.Options) bool {
 
 func entryBytes(k, v int) int64 { return (8 + int64(k) + int64(v) + 7) &^ 7 }
 
+// nodeSpan returns the first rank of r's node and how many ranks it has:
+// the node table's partitions.
+func nodeSpan(r *pgas.Rank) (first, size int) {
+	per := r.Config().RanksPerNode
+	first = r.Node() * per
+	return first, min(per, r.N()-first)
+}
+
+// pick returns the pairs of e at the indices idx.
+func pick[K comparable, V any](e reduce.Run[K, V], idx []int32) reduce.Run[K, V] {
+	left := reduce.Run[K, V]{Keys: make([]K, len(idx)), Vals: make([]V, len(idx))}
+	for n, i := range idx {
+		left.Keys[n], left.Vals[n] = e.Keys[i], e.Vals[i]
+	}
+	return left
+}
+
 // Begin is collective: called before a map into s whose pairs Collect
 // will move as o says, it sets up the node's table and makes it s's sink
 // (reduce.Store.SetSink), so that each rank folds its pairs into the table
@@ -87,9 +104,8 @@ func Begin[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Sto
 		// the transport: the table is filled after the map there.
 		return nil
 	}
-	per := r.Config().RanksPerNode
-	first := r.Node() * per
-	budget = max(budget/min(per, r.N()-first), reduce.MinRankBudget)
+	_, size := nodeSpan(r)
+	budget = max(budget/size, reduce.MinRankBudget)
 	want := (r.Config().SegmentBytes / 4) &^ 7
 	if testNodeRegion > 0 {
 		want = testNodeRegion
@@ -130,15 +146,7 @@ func (t *nodeTable[K, V]) Take(e reduce.Run[K, V]) (reduce.Run[K, V], error) {
 		t.err = err
 		return reduce.Run[K, V]{}, err
 	}
-	if len(over) == 0 {
-		return reduce.Run[K, V]{}, nil
-	}
-	var left reduce.Run[K, V]
-	for _, i := range over {
-		left.Keys = append(left.Keys, e.Keys[i])
-		left.Vals = append(left.Vals, e.Vals[i])
-	}
-	return left, nil
+	return pick(e, over), nil
 }
 
 // placement is where each pair of a run goes: its encoded key, its hash
@@ -157,9 +165,8 @@ type placement struct {
 // to its owner's partition, any other to partition owner mod size.
 func (t *nodeTable[K, V]) place(e reduce.Run[K, V]) {
 	x, pl := t.x, &t.pl
-	n, per := x.r.N(), x.r.Config().RanksPerNode
-	first := x.r.Node() * per
-	size := min(per, n-first)
+	n := x.r.N()
+	first, size := nodeSpan(x.r)
 	np := len(e.Keys)
 	pl.keys = pl.keys[:0]
 	pl.end = slices.Grow(pl.end[:0], np)[:np]
@@ -213,8 +220,7 @@ func (pl *placement) key(i int32) []byte {
 func (t *nodeTable[K, V]) fold(ctx context.Context, e reduce.Run[K, V]) ([]int32, error) {
 	x, pl := t.x, &t.pl
 	r := x.r
-	first := r.Node() * r.Config().RanksPerNode
-	size := len(pl.from) - 1
+	first, size := nodeSpan(r)
 	var over []int32
 	pending := make([]int, 0, size)
 	me := r.ID() - first
@@ -309,9 +315,10 @@ func (t *nodeTable[K, V]) fold(ctx context.Context, e reduce.Run[K, V]) ([]int32
 // nodeCombine folds local (combined pairs in no order, a key possibly
 // more than once: Store.DrainCombined) into the node's table and returns,
 // as a sorted run, this rank's partition of it merged with the pairs that
-// did not fit; with force, however few the pairs are. The table is the
-// store's sink if Begin made one, else it is made here, sized from the
-// job's totals. It is collective over all ranks.
+// did not fit. The table is the store's sink if Begin made one, else it is
+// made here, sized from the job's totals (and, unless o.Node is NodeOn,
+// only if there are enough pairs to gain from it). It is collective over
+// all ranks.
 func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], o reduce.Options) (reduce.Run[K, V], error) {
 	r := x.r
 	t, ok := x.s.Sink().(*nodeTable[K, V])
@@ -358,12 +365,7 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], o 
 	if len(over) == 0 {
 		return mine, nil
 	}
-	var left reduce.Run[K, V]
-	for _, i := range over {
-		left.Keys = append(left.Keys, local.Keys[i])
-		left.Vals = append(left.Vals, local.Vals[i])
-	}
-	return x.s.Merge([]reduce.Run[K, V]{mine, x.s.SortCombined(left)}), nil
+	return x.s.Merge([]reduce.Run[K, V]{mine, x.s.SortCombined(pick(local, over))}), nil
 }
 
 // testNodeRegion, if positive, is the region's size (tests force the
