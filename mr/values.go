@@ -68,3 +68,45 @@ func gatherValues[T any](ctx context.Context, r *pgas.Rank, v T, root int, all b
 	}
 	return out, nil
 }
+
+// BroadcastValue is collective: root passes v, and every rank gets it
+// (root its own v, the others a copy decoded from root's encoding; the
+// other ranks' v is unused). T is encoded with msgpack, as in
+// GatherValues. It is how one rank's look at the outside world (a
+// directory listing, a file's header) becomes every rank's, so that ranks
+// agree on it and the work is done once per job instead of once per rank.
+func BroadcastValue[T any](ctx context.Context, r *pgas.Rank, v T, root int) (T, error) {
+	var zero T
+	if root < 0 || root >= r.N() {
+		return zero, fmt.Errorf("mr: BroadcastValue: root %d is not a rank (ranks are 0 to %d)", root, r.N()-1)
+	}
+	if r.N() == 1 {
+		return v, nil
+	}
+	var enc []byte
+	n := []int64{0}
+	if r.ID() == root {
+		var err error
+		if enc, err = msgpack.Marshal(v); err != nil {
+			return zero, fmt.Errorf("mr: encoding rank %d's %T: %w", root, v, err)
+		}
+		n[0] = int64(len(enc))
+	}
+	if err := coll.Broadcast(ctx, r.World(), coll.Private(n), coll.Private(n), 1, coll.Root(root)); err != nil {
+		return zero, fmt.Errorf("mr: broadcasting a value's size: %w", err)
+	}
+	if r.ID() != root {
+		enc = make([]byte, n[0])
+	}
+	if err := coll.Broadcast(ctx, r.World(), coll.Private(enc), coll.Private(enc), len(enc), coll.Root(root)); err != nil {
+		return zero, fmt.Errorf("mr: broadcasting a value: %w", err)
+	}
+	if r.ID() == root {
+		return v, nil
+	}
+	var out T
+	if err := msgpack.Unmarshal(enc, &out); err != nil {
+		return zero, fmt.Errorf("mr: decoding rank %d's %T: %w", root, out, err)
+	}
+	return out, nil
+}

@@ -3,9 +3,12 @@ package mr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/pgasmr/pgasmr/pgas"
 )
 
 // File is a regular file that ListFiles found: its path and its size when
@@ -140,4 +143,45 @@ func ListFiles(ctx context.Context, paths []string, opts ListOptions) ([]File, [
 		}
 	}
 	return files, skips, nil
+}
+
+// AllListFiles is ListFiles as a collective: rank 0 walks the paths and
+// every rank gets its list, so a job stats its input once, not once per
+// rank (at 64 in-process ranks every rank walking a 400-file corpus cost
+// a quarter of a second of processor time), and every rank sees the same
+// files even if the tree changes while the job starts.
+//
+// If rank 0 cannot list the paths, every rank lists them itself, so that
+// each returns ListFiles' own error (a *ListError or *NotRegularError, the
+// context's error); a rank whose own listing succeeds then returns an
+// error that gives rank 0's.
+func AllListFiles(ctx context.Context, r *pgas.Rank, paths []string, opts ListOptions) ([]File, []Skip, error) {
+	type listing struct {
+		Files  []File
+		Skips  []Skip
+		Failed string // rank 0's error, "" if it listed the paths
+	}
+	var mine listing
+	if r.ID() == 0 {
+		files, skips, err := ListFiles(ctx, paths, opts)
+		mine = listing{Files: files, Skips: skips}
+		if err != nil {
+			mine.Failed = err.Error()
+		}
+	}
+	got, err := BroadcastValue(ctx, r, mine, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if got.Failed == "" {
+		return got.Files, got.Skips, nil
+	}
+	if _, _, err := ListFiles(ctx, paths, opts); err != nil {
+		return nil, nil, err
+	}
+	if r.ID() == 0 {
+		// The tree changed between the two walks: report the first.
+		return nil, nil, fmt.Errorf("mr: listing the input: %s", got.Failed)
+	}
+	return nil, nil, fmt.Errorf("mr: rank 0 could not list the input: %s", got.Failed)
 }

@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/pgas"
 )
 
 // walkTree makes a tree of regular files, a hidden file, nested
@@ -207,5 +209,81 @@ func TestListFilesUnreadableDirectory(t *testing.T) {
 	files, skips, err := mr.ListFiles(context.Background(), []string{root}, mr.ListOptions{SkipUnreadable: true})
 	if err != nil || len(skips) != 1 || skips[0].Path != locked || len(files) != 5 {
 		t.Errorf("ListFiles(SkipUnreadable) with an unreadable directory = %v, %v, %v; want 5 files and %s skipped", files, skips, err, locked)
+	}
+}
+
+// TestAllListFiles: the collective listing gives every rank what ListFiles
+// gives one, and a path rank 0 cannot list fails every rank with
+// ListFiles' own error, naming the path.
+func TestAllListFiles(t *testing.T) {
+	root := walkTree(t)
+	missing := filepath.Join(root, "missing")
+	for _, ranks := range []int{1, 3} {
+		for _, tc := range []struct {
+			paths []string
+			opts  mr.ListOptions
+		}{
+			{[]string{root}, mr.ListOptions{}},
+			{[]string{filepath.Join(root, "b"), filepath.Join(root, "a.txt"), missing}, mr.ListOptions{SkipUnreadable: true}},
+			{[]string{root, missing}, mr.ListOptions{}},
+			{[]string{filepath.Join(root, "p")}, mr.ListOptions{}},
+		} {
+			wantFiles, wantSkips, wantErr := mr.ListFiles(context.Background(), tc.paths, tc.opts)
+			err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks}, func(ctx context.Context, r *pgas.Rank) error {
+				files, skips, err := mr.AllListFiles(ctx, r, tc.paths, tc.opts)
+				if wantErr != nil {
+					var le *mr.ListError
+					var nr *mr.NotRegularError
+					if err == nil || err.Error() != wantErr.Error() || errors.As(wantErr, &le) != errors.As(err, &le) || errors.As(wantErr, &nr) != errors.As(err, &nr) {
+						return fmt.Errorf("rank %d: error %v, want %v", r.ID(), err, wantErr)
+					}
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("rank %d: %w", r.ID(), err)
+				}
+				if !slices.Equal(files, wantFiles) || !slices.Equal(skips, wantSkips) {
+					return fmt.Errorf("rank %d: %v %v, want %v %v", r.ID(), files, skips, wantFiles, wantSkips)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Errorf("%d ranks, %v: %v", ranks, tc.paths, err)
+			}
+		}
+	}
+}
+
+// TestBroadcastValue: every rank gets root's value, whatever its own.
+func TestBroadcastValue(t *testing.T) {
+	type v struct {
+		Name  string
+		Sizes map[string]int64
+	}
+	for _, root := range []int{0, 2} {
+		err := pgas.Run(context.Background(), pgas.Config{Ranks: 3}, func(ctx context.Context, r *pgas.Rank) error {
+			mine := v{Name: fmt.Sprint("rank ", r.ID()), Sizes: map[string]int64{"id": int64(r.ID())}}
+			got, err := mr.BroadcastValue(ctx, r, mine, root)
+			if err != nil {
+				return err
+			}
+			if got.Name != fmt.Sprint("rank ", root) || got.Sizes["id"] != int64(root) {
+				return fmt.Errorf("rank %d got %+v from root %d", r.ID(), got, root)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
+		_, err := mr.BroadcastValue(ctx, r, 1, 2)
+		if err == nil || !strings.Contains(err.Error(), "root 2") {
+			return fmt.Errorf("root 2 of 2 ranks: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/pgas"
 )
 
 // headBytes is how much of a file's start is searched for a NUL byte.
@@ -30,12 +31,21 @@ const blockSlack = 4 << 10
 // listed or read.
 type Skip = mr.Skip
 
-// list expands paths into the regular files under them (mr.ListFiles),
-// sorted by path without duplicates. A path that cannot be listed, or that
+// list expands paths into the regular files under them (mr.ListFiles;
+// with a rank, collectively: mr.AllListFiles), sorted by path without
+// duplicates. A path that cannot be listed, or that
 // is neither a directory nor a regular file (a FIFO, a device: refused
 // before it is opened), is an error naming it, or with skip a Skip.
-func list(ctx context.Context, paths []string, skip bool) ([]mr.File, []Skip, error) {
-	files, skipped, err := mr.ListFiles(ctx, paths, mr.ListOptions{SkipUnreadable: skip})
+func list(ctx context.Context, r *pgas.Rank, paths []string, skip bool) ([]mr.File, []Skip, error) {
+	lo := mr.ListOptions{SkipUnreadable: skip}
+	var files []mr.File
+	var skipped []Skip
+	var err error
+	if r != nil {
+		files, skipped, err = mr.AllListFiles(ctx, r, paths, lo)
+	} else {
+		files, skipped, err = mr.ListFiles(ctx, paths, lo)
+	}
 	var le *mr.ListError
 	var nr *mr.NotRegularError
 	switch {

@@ -14,7 +14,7 @@ type Task struct{ c chunk }
 // o.ChunkBytes, as Run does. Under o.SkipUnreadable, inputs that could not
 // be listed are returned as skipped.
 func Tasks(ctx context.Context, paths []string, o Options) ([]Task, []Skip, error) {
-	cs, skipped, err := prepare(ctx, paths, o)
+	cs, skipped, err := prepare(ctx, nil, paths, o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -147,11 +147,11 @@ func (t *files) result(top, n int, words iter.Seq2[string, int64]) *Result {
 	return r
 }
 
-func prepare(ctx context.Context, paths []string, o Options) ([]chunk, []Skip, error) {
+func prepare(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]chunk, []Skip, error) {
 	if err := o.Validate(); err != nil {
 		return nil, nil, err
 	}
-	files, skipped, err := list(ctx, paths, o.SkipUnreadable)
+	files, skipped, err := list(ctx, r, paths, o.SkipUnreadable)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +172,7 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 	// Whole files, not chunks: the chunk cutting of the other modes is
 	// checked against it.
 	o.ChunkBytes = math.MaxInt64
-	cs, skipped, err := prepare(ctx, paths, o)
+	cs, skipped, err := prepare(ctx, nil, paths, o)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 // chunks from a shared counter, each with its own table, merged at the
 // end: the fan-out baseline without pgasmr.
 func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error) {
-	cs, skipped, err := prepare(ctx, paths, o)
+	cs, skipped, err := prepare(ctx, nil, paths, o)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 // rank under reduce.GatherAll.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
 	j := o.job()
-	cs, skipped, err := prepare(ctx, paths, o)
+	cs, skipped, err := prepare(ctx, r, paths, o)
 	if err == nil {
 		err = j.Check(r, nil) // o is valid: only the root is left to check
 	}
