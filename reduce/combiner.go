@@ -23,6 +23,10 @@ func (c Combiner[V]) Name() string {
 	return c.name
 }
 
+// IsSum reports whether this is the built-in Sum, whose values a node
+// table of shared memory may add with atomic operations.
+func (c Combiner[V]) IsSum() bool { return c.sum }
+
 // KeepsAll reports whether this is KeepAll.
 func (c Combiner[V]) KeepsAll() bool { return c.f == nil }
 

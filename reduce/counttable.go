@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // CountTable is a combining table of string keys and int64 sums, fed byte
@@ -30,6 +31,8 @@ type CountTable struct {
 	spareKeys []byte           // and the arena
 	limit     int              // OnFull's
 	full      func()
+	dlimit    int // Direct's
+	direct    func(key []byte, n int64) bool
 }
 
 // OnFull makes the table call full whenever a new key brings it to limit
@@ -42,6 +45,23 @@ func (c *CountTable) OnFull(limit int, full func()) {
 		limit = 0
 	}
 	c.limit, c.full = limit, full
+}
+
+// Direct makes the table, once it holds limit distinct keys, give every
+// occurrence of a key it does not hold to count instead of taking the key
+// (a limit of 0 or less, or a nil count, turns it off). count reports
+// whether it took the occurrence; if not, the table takes the key, over
+// its limit. It is how a rank counts straight into its node's table
+// (CountSink): the keys the rank met first, which over a skewed
+// vocabulary are most of its occurrences, are counted in place, and the
+// rest go to the shared table one occurrence at a time, with no table of
+// colder keys to build and hand over (TakeCold). OnFull is not called for
+// the keys count takes.
+func (c *CountTable) Direct(limit int, count func(key []byte, n int64) bool) {
+	if count == nil {
+		limit = 0
+	}
+	c.dlimit, c.direct = limit, count
 }
 
 type slot struct {
@@ -87,6 +107,9 @@ func (c *CountTable) Add(w []byte) {
 			return
 		}
 		if s.h == 0 {
+			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(w, 1) {
+				return
+			}
 			off := len(c.keys)
 			c.keys = append(c.keys, w...)
 			c.insert(i, h, off, len(w), 1)
@@ -110,6 +133,9 @@ func (c *CountTable) AddN(w string, n int64) {
 			return
 		}
 		if s.h == 0 {
+			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(unsafe.Slice(unsafe.StringData(w), len(w)), n) {
+				return
+			}
 			off := len(c.keys)
 			c.keys = append(c.keys, w...)
 			c.insert(i, h, off, len(w), n)
@@ -289,13 +315,25 @@ func (c *CountTable) TakeCold() (keys []string, counts []int64) {
 	return keys, counts
 }
 
-// HandOver makes c hand its colder keys to s (TakeCold, Store.AddPairs)
-// whenever it holds s's SinkBudget of keys, for as long as s's sink takes
-// them: a map's table then stays within the budget. Call it once the map
-// has started (mr.ApplyMap sets the sink up); before that, or without a
-// sink, it does nothing. A hand-over happens inside Add, which cannot
-// fail: the returned function reports its first error, for the map to
-// check between pieces of input.
+// A CountSink is a Sink that also takes counts one key at a time, as a
+// CountTable meets them: the node table of a job that sums int64 values,
+// where the node's ranks share memory (package reduce/shuffle). Count
+// adds n to key's count (key is a string key's bytes, not retained) and
+// reports false, changing nothing, if it has no room for a new key.
+type CountSink interface {
+	Count(key []byte, n int64) bool
+}
+
+// HandOver makes c keep s's SinkBudget of keys for as long as s's sink
+// takes them: a map's table then stays within the budget. If the sink is
+// a CountSink, the keys c does not hold go to it one occurrence at a time
+// (Direct); otherwise c hands its colder keys to s (TakeCold,
+// Store.AddPairs) whenever it holds the budget. Once the sink is full,
+// the table keeps every key. Call it once the map has started
+// (mr.ApplyMap sets the sink up); before that, or without a sink, it does
+// nothing. A hand-over happens inside Add, which cannot fail: the
+// returned function reports its first error, for the map to check between
+// pieces of input.
 func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
 	var first error
 	var hand func()
@@ -304,6 +342,19 @@ func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
 			first = err
 		}
 		c.OnFull(s.SinkBudget(), hand) // 0 once the sink is full or failed
+	}
+	if cs, ok := s.Sink().(CountSink); ok && s.SinkBudget() > 0 {
+		c.Direct(s.SinkBudget(), func(key []byte, n int64) bool {
+			if cs.Count(key, n) {
+				return true
+			}
+			// The node's table is full: hand over as any sink's table
+			// does, and the store learns it is full from what Take leaves.
+			c.Direct(0, nil)
+			c.OnFull(s.SinkBudget(), hand)
+			return false
+		})
+		return func() error { return first }
 	}
 	c.OnFull(s.SinkBudget(), hand)
 	return func() error { return first }

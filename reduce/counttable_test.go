@@ -222,3 +222,61 @@ func TestCountTableTakeCold(t *testing.T) {
 		t.Fatalf("taken and kept add up to %d keys, want %d (or counts differ)", len(got), len(want))
 	}
 }
+
+// TestCountTableDirect: once the table holds its limit of keys, the
+// occurrences of keys it does not hold go to the direct function (Add and
+// AddN alike), and the keys it holds are counted in place; a refusal makes
+// the table take the key, over its limit; the two together are the
+// input's counts. A limit of 0 turns it off.
+func TestCountTableDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const limit = 50
+	c := reduce.NewCountTable()
+	direct := map[string]int64{}
+	refuse := map[string]bool{"w7": true, "w300": true}
+	c.Direct(limit, func(key []byte, n int64) bool {
+		if refuse[string(key)] {
+			return false
+		}
+		direct[string(key)] += n
+		return true
+	})
+	want := map[string]int64{}
+	for i := range 20000 {
+		w := fmt.Sprint("w", int(400*rng.Float64()*rng.Float64()))
+		want[w]++
+		if i%2 == 0 {
+			c.Add([]byte(w))
+		} else {
+			c.AddN(w, 1)
+		}
+	}
+	held := map[string]int64{}
+	for k, n := range c.All() {
+		held[k] = n
+	}
+	if len(held) > limit+len(refuse) {
+		t.Errorf("the table holds %d keys, limit %d (+%d refused)", len(held), limit, len(refuse))
+	}
+	for k := range refuse {
+		if _, ok := held[k]; !ok && want[k] > 0 && direct[k] == 0 {
+			t.Errorf("refused key %q is nowhere", k)
+		}
+	}
+	sum := maps.Clone(held)
+	for k, n := range direct {
+		sum[k] += n
+	}
+	if !maps.Equal(sum, want) {
+		t.Errorf("table and direct together: %d keys, want %d (or counts differ)", len(sum), len(want))
+	}
+	if len(direct) == 0 {
+		t.Errorf("no occurrence went to the direct function")
+	}
+	c.Direct(0, nil)
+	before := c.Len()
+	c.Add([]byte("fresh"))
+	if c.Len() != before+1 {
+		t.Errorf("with Direct off the table did not take a new key")
+	}
+}

@@ -147,13 +147,17 @@ const MinRankBudget = 64
 
 // Stats counts one rank's reduce-stage work.
 type Stats struct {
+	// PairsEmitted counts the pairs this rank's map gave its store, and
+	// the occurrences it counted straight into its node's table
+	// (CountSink), each a pair (key, n).
 	PairsEmitted  int64
 	PairsMoved    int64 // pairs this rank sent to other ranks
 	BytesSent     int64 // bytes of pairs this rank sent to other ranks
 	BytesReceived int64 // bytes of pairs other ranks sent to this rank
 	// NodePairs counts the pairs this rank folded into its node's table
-	// (Options.Node), and NodeOverflow those it could not (the table was
-	// full), which moved as ordinary pairs instead.
+	// (Options.Node), the occurrences it counted into it included, and
+	// NodeOverflow those it could not (the table was full), which moved
+	// as ordinary pairs instead.
 	NodePairs    int64
 	NodeOverflow int64
 	Combine      time.Duration

@@ -114,9 +114,23 @@ func Begin[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Sto
 	if err != nil || !ok {
 		return err
 	}
-	s.SetSink(&nodeTable[K, V]{x: x, ctx: ctx, reg: reg, o: o}, budget)
+	t := &nodeTable[K, V]{x: x, ctx: ctx, reg: reg, o: o}
+	if reg.Size >= minCountRegion && countMode(x) {
+		// A partition holds a rank's share of the budget, or more:
+		// what the ranks count into the table stays within their
+		// budget, whatever its size.
+		t.counting(max(budget, minCountKeys))
+	}
+	s.SetSink(t, budget)
 	return nil
 }
+
+// minCountRegion is the least region a counting table is made in, and
+// minCountKeys the least keys a counting partition is made for.
+const (
+	minCountRegion = 4 << 10
+	minCountKeys   = 8 << 10
+)
 
 // nodeTable is a rank's handle on its node's table: the region, the
 // options it was made for, and what the rank folded into it.
@@ -130,6 +144,19 @@ type nodeTable[K comparable, V any] struct {
 	p      nodePart
 	pl     placement
 	err    error // fold's first error: the table takes nothing after it
+
+	// A counting table's (nodecount.go): its partitions, their slots'
+	// log2, and for string keys of the msgpack codec the codec and a
+	// buffer Count encodes keys in.
+	parts    []countPart
+	logCap   uint
+	str      reduce.Codec[string]
+	kbuf     []byte    // the keys of batch, encoded
+	batch    []pending // counts Count holds
+	full     bool      // a count found no room
+	overKeys map[string]int64
+	direct   int64  // the counts Count took
+	warmed   uint64 // keeps warmBatch's loads
 }
 
 // Take folds e into the node's table and returns the pairs that did not
@@ -139,6 +166,9 @@ func (t *nodeTable[K, V]) Take(e reduce.Run[K, V]) (reduce.Run[K, V], error) {
 		return reduce.Run[K, V]{}, t.err
 	}
 	t.place(e)
+	if t.parts != nil {
+		return pick(e, t.foldCounts(e)), nil
+	}
 	over, err := t.fold(t.ctx, e)
 	if err != nil {
 		// A lock may be left held or a ticket unserved: the table is
@@ -341,31 +371,55 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], o 
 		}
 		t.reg = reg
 	}
-	over, err := t.fold(ctx, local)
-	if err != nil {
+	var over []int32
+	var err error
+	if t.parts != nil {
+		t.countBatch()
+		over = t.foldCounts(local)
+	} else if over, err = t.fold(ctx, local); err != nil {
 		return reduce.Run[K, V]{}, err
 	}
 	x.st.NodePairs += t.folded
-	x.st.NodeOverflow += t.over
+	x.st.NodeOverflow += t.over + int64(len(t.overKeys))
+	x.st.PairsEmitted += t.direct
 	if err := r.Barrier(ctx); err != nil {
 		return reduce.Run[K, V]{}, err
 	}
 	reg := t.reg
-	mine, err := x.readPart(r.Segment()[reg.Off : reg.Off+reg.Size])
+	part := r.Segment()[reg.Off : reg.Off+reg.Size]
+	var mine reduce.Run[K, V]
+	var used int64
+	if t.parts != nil {
+		mine, err = x.readCounts(part, t.logCap)
+		used = countUsed(part, t.logCap)
+	} else {
+		mine, err = x.readPart(part)
+		// Only the partition's used bytes were written (its lock too,
+		// below nodeHdr): the rest of a region sized for the worst case
+		// stays untouched for what is allocated over it next.
+		used = max(int64(binary.LittleEndian.Uint64(part[16:])), nodeHdr)
+	}
 	if err != nil {
 		return reduce.Run[K, V]{}, fmt.Errorf("reduce: rank %d's node table: %w", r.ID(), err)
 	}
-	// Only the partition's used bytes were written (its lock too, below
-	// nodeHdr): the rest of a region sized for the worst case stays
-	// untouched for what is allocated over it next.
-	used := max(int64(binary.LittleEndian.Uint64(r.Segment()[reg.Off+16:])), nodeHdr)
 	if err := r.AllFreeUsed(ctx, reg, min(used, reg.Size)); err != nil {
 		return reduce.Run[K, V]{}, err
 	}
-	if len(over) == 0 {
+	if len(over) == 0 && len(t.overKeys) == 0 {
 		return mine, nil
 	}
-	return x.s.Merge([]reduce.Run[K, V]{mine, x.s.SortCombined(pick(local, over))}), nil
+	runs := []reduce.Run[K, V]{mine}
+	if len(over) > 0 {
+		runs = append(runs, x.s.SortCombined(pick(local, over)))
+	}
+	if len(t.overKeys) > 0 {
+		e, err := t.overRun()
+		if err != nil {
+			return reduce.Run[K, V]{}, err
+		}
+		runs = append(runs, e)
+	}
+	return x.s.Merge(runs), nil
 }
 
 // testNodeRegion, if positive, is the region's size (tests force the

@@ -1,0 +1,171 @@
+package shuffle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/reduce"
+)
+
+// countWords is rank r's input for the counting tests: n words of a
+// skewed vocabulary of vocab words, some long enough for a two-byte
+// msgpack header, and the empty word.
+func countWords(r, n, vocab int) [][]byte {
+	rng := rand.New(rand.NewPCG(uint64(r), 7))
+	ws := make([][]byte, n)
+	for i := range ws {
+		k := int(float64(vocab) * rng.Float64() * rng.Float64() * rng.Float64())
+		switch {
+		case k%97 == 0:
+			ws[i] = fmt.Appendf(nil, "%040d", k) // 40 bytes: a str8 header
+		case k%89 == 0:
+			ws[i] = nil
+		default:
+			ws[i] = fmt.Appendf(nil, "w%d", k)
+		}
+	}
+	return ws
+}
+
+// TestCountingNodeTable: a job that sums int64 values under string keys,
+// on in-process ranks, counts into its node's table without locks
+// (counting partitions), the keys a rank's CountTable does not hold one
+// occurrence at a time (CountSink); the result is the oracle's at 2, 3
+// and 8 ranks, for every gather mode, with a table large enough and with
+// one so small that counts and pairs overflow (and stay with their rank).
+// Every occurrence is accounted for: the pairs and counts the ranks gave
+// (PairsEmitted) are those folded or overflowed.
+func TestCountingNodeTable(t *testing.T) {
+	const words, vocab = 6000, 4000
+	for _, region := range []int64{0, 8 << 10} {
+		for _, n := range []int{2, 3, 8} {
+			for _, g := range []reduce.Gather{reduce.GatherPartitioned, reduce.GatherRoot, reduce.GatherAll} {
+				t.Run(fmt.Sprintf("region=%d/n=%d/%v", region, n, g), func(t *testing.T) {
+					defer func(v int64) { testNodeRegion = v }(testNodeRegion)
+					testNodeRegion = region
+					want := map[string]int64{}
+					for r := range n {
+						for _, w := range countWords(r, words, vocab) {
+							want[string(w)]++
+						}
+					}
+					got := make([]map[string]int64, n)
+					stats := make([]reduce.Stats, n)
+					o := reduce.Options{Gather: g, Node: reduce.NodeOn, NodeBudget: n * 256, Root: n - 1}
+					err := pgas.Run(t.Context(), pgas.Config{Ranks: n, SegmentBytes: 1 << 20}, func(ctx context.Context, r *pgas.Rank) error {
+						st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+						if err != nil {
+							return err
+						}
+						if err := Begin(ctx, r, st, o); err != nil {
+							return err
+						}
+						tab, ok := st.Sink().(*nodeTable[string, int64])
+						if !ok || tab.parts == nil || tab.str.Name() == "" {
+							return fmt.Errorf("rank %d: sink %T is not a counting table", r.ID(), st.Sink())
+						}
+						c := reduce.NewCountTable()
+						handed := c.HandOver(st)
+						for i, w := range countWords(r.ID(), words, vocab) {
+							c.Add(w)
+							if i%500 == 0 {
+								if err := handed(); err != nil {
+									return err
+								}
+							}
+						}
+						if c.Len() > 256 && region == 0 {
+							return fmt.Errorf("rank %d: its table holds %d keys, over its budget of 256", r.ID(), c.Len())
+						}
+						if err := st.AddPairs(c.Pairs()); err != nil {
+							return err
+						}
+						p, ok, s, err := Collect(ctx, r, st, o)
+						if err != nil || !ok {
+							return err
+						}
+						stats[r.ID()] = s
+						m := map[string]int64{}
+						for i, k := range p.Keys {
+							m[k] += p.Value(i)
+						}
+						got[r.ID()] = m
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					all := map[string]int64{}
+					for r, m := range got {
+						if g != reduce.GatherPartitioned {
+							if m != nil && !maps.Equal(m, want) {
+								t.Errorf("rank %d: %d keys, want %d (or counts differ)", r, len(m), len(want))
+							}
+							continue
+						}
+						for k, v := range m {
+							if _, dup := all[k]; dup {
+								t.Errorf("key %q on two ranks", k)
+							}
+							all[k] = v
+						}
+					}
+					if g == reduce.GatherPartitioned && !maps.Equal(all, want) {
+						t.Errorf("%d keys over the ranks, want %d (or counts differ)", len(all), len(want))
+					}
+					var emitted, folded, over int64
+					for _, s := range stats {
+						emitted += s.PairsEmitted
+						folded += s.NodePairs
+						over += s.NodeOverflow
+					}
+					if g == reduce.GatherRoot {
+						return // only the root's stats are whole
+					}
+					switch {
+					case region > 0 && over == 0:
+						t.Errorf("nothing overflowed an 8 KiB table")
+					case region == 0 && over != 0:
+						t.Errorf("%d pairs overflowed", over)
+					case folded+over < emitted || folded+over > emitted+int64(n)*int64(len(want)):
+						t.Errorf("%d pairs and counts given, %d folded and %d overflowed", emitted, folded, over)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCountPartitionLayout: a key counted by Count lands in the entry a
+// fold of the same key finds (Count encodes strings as the store's codec
+// does), and countLogCap keeps slots within a quarter of the region.
+func TestCountPartitionLayout(t *testing.T) {
+	sc, err := reduce.CodecFor[string]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !msgpackStrings(sc) {
+		t.Fatalf("the string codec %q does not write msgpack str", sc.Name())
+	}
+	for _, s := range []string{"", "a", string(make([]byte, 31)), string(make([]byte, 32)), string(make([]byte, 300)), string(make([]byte, 70000))} {
+		if got, want := appendStr(nil, s), sc.Append(nil, s); string(got) != string(want) {
+			t.Errorf("len %d: % x..., want % x...", len(s), got[:min(len(got), 6)], want[:min(len(want), 6)])
+		}
+	}
+	for _, c := range []struct {
+		size int64
+		keys int
+	}{{4 << 10, 8 << 10}, {1 << 20, 8 << 10}, {4 << 20, 131072}, {64 << 20, 1 << 20}, {1 << 30, 100}} {
+		l := countLogCap(c.size, c.keys)
+		if nodeHdr+int64(8)<<l > c.size/2 || l > 10 && int64(8)<<l > c.size/4 {
+			t.Errorf("region %d, %d keys: 2^%d slots do not fit", c.size, c.keys, l)
+		}
+		if int64(8)<<(l+1) <= c.size/4 && int64(3)<<l < 4*int64(c.keys) {
+			t.Errorf("region %d, %d keys: 2^%d slots, room for more", c.size, c.keys, l)
+		}
+	}
+}
