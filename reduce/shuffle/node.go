@@ -116,20 +116,20 @@ func Begin[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Sto
 	}
 	t := &nodeTable[K, V]{x: x, ctx: ctx, reg: reg, o: o}
 	if reg.Size >= minCountRegion && countMode(x) {
-		// A partition holds a rank's share of the budget, or more:
-		// what the ranks count into the table stays within their
-		// budget, whatever its size.
-		t.counting(max(budget, minCountKeys))
+		// A partition holds a rank's share of the budget, and the table
+		// at least minCountKeys: a tiny budget bounds what the ranks
+		// hold, not the node's table.
+		t.counting(max(budget, minCountKeys/size))
 	}
 	s.SetSink(t, budget)
 	return nil
 }
 
 // minCountRegion is the least region a counting table is made in, and
-// minCountKeys the least keys a counting partition is made for.
+// minCountKeys the least keys a counting table is made for.
 const (
 	minCountRegion = 4 << 10
-	minCountKeys   = 8 << 10
+	minCountKeys   = 64 << 10
 )
 
 // nodeTable is a rank's handle on its node's table: the region, the
