@@ -176,7 +176,8 @@ func countMode[K comparable, V any](x *xfer[K, V]) bool {
 }
 
 // counting sets t up to count in its region: the partitions' views and,
-// if keys are strings of the msgpack codec, what Count needs.
+// for string keys, the key codec Count encodes with (the store's own, so
+// that a key Count adds and the same key folded from a pair meet).
 func (t *nodeTable[K, V]) counting(keys int) {
 	x := t.x
 	first, size := nodeSpan(x.r)
@@ -186,36 +187,9 @@ func (t *nodeTable[K, V]) counting(keys int) {
 		mem := x.r.Cast(first + j)
 		t.parts[j] = newCountPart(first+j, mem[t.reg.Off:t.reg.Off+t.reg.Size], t.logCap)
 	}
-	if sc, ok := any(x.kc).(reduce.Codec[string]); ok && msgpackStrings(sc) {
+	if sc, ok := any(x.kc).(reduce.Codec[string]); ok {
 		t.str = sc
 	}
-}
-
-// msgpackStrings reports whether c encodes strings as msgpack str, the
-// encoding Count writes itself.
-func msgpackStrings(c reduce.Codec[string]) bool {
-	for _, n := range []int{0, 31, 32, 255, 256, 65535, 65536} {
-		s := string(make([]byte, n))
-		if string(c.Append(nil, s)) != string(appendStr(nil, s)) {
-			return false
-		}
-	}
-	return true
-}
-
-// appendStr appends s as a msgpack str.
-func appendStr(b []byte, s string) []byte {
-	switch n := len(s); {
-	case n < 32:
-		b = append(b, 0xa0|byte(n))
-	case n < 1<<8:
-		b = append(b, 0xd9, byte(n))
-	case n < 1<<16:
-		b = append(b, 0xda, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
-	return append(b, s...)
 }
 
 // partOf returns the partition of the key whose hash is h: its owner's,
