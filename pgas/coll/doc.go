@@ -9,6 +9,8 @@
 //	err := coll.Broadcast(ctx, w, coll.Private(dst), coll.Private(src), n, coll.Root(0))
 //	// UPC-MR's reduce-phase collective: variable counts, private in and out
 //	err = coll.AllgatherV(ctx, w, coll.Private(all), coll.Private(mine), counts, nil, nil)
+//	// all-to-all from this member's own send and receive counts
+//	err = coll.AlltoallV(ctx, w, coll.Private(in), coll.Private(out), sendCounts, recvCounts)
 //
 // # Forms
 //
@@ -47,14 +49,25 @@
 // senders put into the receiver's staging area in its segment, and the
 // receiver copies from there after a barrier (seeds/002 fig. 3.7).
 //
+// Every member plans the chunks of a collective from its single-valued
+// arguments. Where both buffers are private, the all-to-all families
+// (Allgather, Exchange and their in-place forms, AllgatherV, ExchangeV,
+// ExchangeVMerge) plan only the calling member's own chunks, the one it
+// sends to each member and the one it receives from each: O(Size) work and
+// memory per member (ExchangeV and ExchangeVMerge still read their Size²
+// counts), where planning every chunk cost O(Size²) per member, Size³ over
+// the team. AlltoallV is the all-to-all for members that know only their
+// own row and column of the counts.
+//
 // # Rules
 //
 // Every member calls the same collectives in the same order with the same
-// single-valued arguments (counts, displacements, options, root). A
-// mismatch that makes members wait for each other ends in an error after
-// pgas.Config.SyncTimeout; with pgas.Config.Check each call first compares
-// its name and arguments across the team and the member that differs gets
-// an error naming both calls. Arguments that are wrong on their face (a
-// negative count, a non-permutation, a chunk outside its array or private
-// slice) panic with a message saying what is wrong.
+// single-valued arguments (counts, displacements, options, root; only
+// AlltoallV's counts are each member's own). A mismatch that makes members
+// wait for each other ends in an error after pgas.Config.SyncTimeout; with
+// pgas.Config.Check each call first compares its name and arguments across
+// the team and the member that differs gets an error naming both calls.
+// Arguments that are wrong on their face (a negative count, a
+// non-permutation, a chunk outside its array or private slice) panic with a
+// message saying what is wrong.
 package coll

@@ -63,6 +63,11 @@ type state struct {
 	// that a round of a few moves costs O(moves), not O(ranks): at 1,024
 	// in-process ranks fresh arrays were most of a broadcast.
 	roundUsed, subUsed []int64
+
+	// The chunks of the last structured plan (pairPlan), and AlltoallV's
+	// first-round words, reused.
+	psend, precv []pchunk
+	a2a          []int64
 }
 
 // perRank returns *buf grown to n entries; its entries are zero.
@@ -372,17 +377,22 @@ func (c *call[T]) staged(m move) bool {
 // the round streams: splitRound cuts it into sub-rounds that fit, each with
 // its own barrier, alternating halves of the area.
 func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
+	need := c.roundNeed(moves)
+	capacity, err := c.st.ensure(ctx, c.t, need, c.esz)
+	if err != nil {
+		return err
+	}
+	return c.roundAt(ctx, moves, inPlace, need, capacity)
+}
+
+// roundNeed checks a round's shared ranges and returns its need: the most
+// staged bytes any receiver is sent.
+func (c *call[T]) roundNeed(moves []move) int64 {
 	// Per receiver rank, as slices: a round has a move per rank pair or
 	// per rank, and a map per call cost more than the moves at hundreds
 	// of ranks.
 	used := perRank(&c.st.roundUsed, c.r.N())
-	defer func() {
-		for _, m := range moves {
-			if c.staged(m) {
-				used[m.dst.rank] = 0
-			}
-		}
-	}()
+	defer c.unuse(used, moves)
 	var need int64
 	for _, m := range moves {
 		if m.n <= 0 {
@@ -399,10 +409,21 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 			need = max(need, used[m.dst.rank])
 		}
 	}
-	capacity, err := c.st.ensure(ctx, c.t, need, c.esz)
-	if err != nil {
-		return err
+	return need
+}
+
+// unuse zeroes the entries of used that moves touched.
+func (c *call[T]) unuse(used []int64, moves []move) {
+	for _, m := range moves {
+		if c.staged(m) {
+			used[m.dst.rank] = 0
+		}
 	}
+}
+
+// roundAt executes a round whose need roundNeed returned, with a staging
+// area of capacity bytes (from ensure).
+func (c *call[T]) roundAt(ctx context.Context, moves []move, inPlace bool, need, capacity int64) error {
 	if need <= capacity {
 		return c.subRound(ctx, moves, inPlace, need)
 	}
@@ -414,22 +435,19 @@ func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
 		c.bufs[bufSrc].priv = slices.Clone(src.priv)
 		defer func() { c.bufs[bufSrc] = src }()
 	}
+	used := perRank(&c.st.roundUsed, c.r.N())
 	for i, sub := range subs {
 		if i > 0 {
 			inPlace = false // only the first sub-round has shared moves
 		}
 		var subNeed int64
-		for _, m := range moves {
-			if c.staged(m) {
-				used[m.dst.rank] = 0
-			}
-		}
 		for _, m := range sub {
 			if c.staged(m) {
 				used[m.dst.rank] += m.n * c.esz
 				subNeed = max(subNeed, used[m.dst.rank])
 			}
 		}
+		c.unuse(used, sub)
 		if err := c.subRound(ctx, sub, inPlace, subNeed); err != nil {
 			return err
 		}

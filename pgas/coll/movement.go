@@ -202,13 +202,18 @@ func Allgather[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int,
 	needValid("Allgather", dst, src)
 	c := newCall(t, "Allgather", dst, src, opts)
 	nn := int64(n)
-	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, false, func(add func(move)) {
+	sig := func() string { return fmt.Sprintf("n=%d", n) }
+	plan := func(add func(move)) {
 		for m := range c.t.Size() {
 			for k := range c.t.Size() {
 				add(move{c.chunk(bufSrc, m, nn), c.region(bufDst, k, c.slot(m), nn), nn})
 			}
 		}
-	})
+	}
+	if c.pairwise() {
+		return c.flatPairs(ctx, sig, false, c.allgatherPairs(nn), c.globalOf(plan))
+	}
+	return c.flat(ctx, sig, false, plan)
 }
 
 // AllgatherInPlace copies the start of member m's region of buf to slot m
@@ -218,13 +223,33 @@ func AllgatherInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n in
 	needValid("AllgatherInPlace", buf)
 	c := newCall(t, "AllgatherInPlace", buf, buf, opts)
 	nn := int64(n)
-	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, true, func(add func(move)) {
+	sig := func() string { return fmt.Sprintf("n=%d", n) }
+	plan := func(add func(move)) {
 		for m := range c.t.Size() {
 			for k := range c.t.Size() {
 				add(move{c.region(bufSrc, m, 0, nn), c.region(bufDst, k, c.slot(m), nn), nn})
 			}
 		}
-	})
+	}
+	if c.pairwise() {
+		return c.flatPairs(ctx, sig, true, c.allgatherPairs(nn), c.globalOf(plan))
+	}
+	return c.flat(ctx, sig, true, plan)
+}
+
+// allgatherPairs is the structured plan of Allgather and AllgatherInPlace
+// between private buffers: every member's first n elements go to its slot
+// of every member's slice.
+func (c *call[T]) allgatherPairs(n int64) *pairPlan {
+	p := c.newPairPlan()
+	for j := range p.send {
+		p.send[j] = pchunk{at: 0, n: n}
+	}
+	for i := range p.recv {
+		p.recv[i] = pchunk{at: int64(c.slot(i)) * n, n: n}
+	}
+	p.stageBySender(c.esz, func(int) int64 { return n })
+	return p
 }
 
 // Exchange copies slot j of member i's src region to slot i of member j's
@@ -246,7 +271,8 @@ func ExchangeInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n int
 }
 
 func (c *call[T]) exchange(ctx context.Context, inPlace bool, n int64) error {
-	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, inPlace, func(add func(move)) {
+	sig := func() string { return fmt.Sprintf("n=%d", n) }
+	plan := func(add func(move)) {
 		for i := range c.t.Size() {
 			for j := range c.t.Size() {
 				if inPlace && i == j {
@@ -255,7 +281,28 @@ func (c *call[T]) exchange(ctx context.Context, inPlace bool, n int64) error {
 				add(move{c.region(bufSrc, i, c.slot(j), n), c.region(bufDst, j, c.slot(i), n), n})
 			}
 		}
-	})
+	}
+	if c.pairwise() {
+		return c.flatPairs(ctx, sig, inPlace, c.exchangePairs(n, inPlace), c.globalOf(plan))
+	}
+	return c.flat(ctx, sig, inPlace, plan)
+}
+
+// exchangePairs is the structured plan of Exchange and ExchangeInPlace
+// between private buffers: slot j of member i's slice goes to slot i of
+// member j's (in place, a member's own slot stays).
+func (c *call[T]) exchangePairs(n int64, inPlace bool) *pairPlan {
+	p := c.newPairPlan()
+	for j := range p.send {
+		at := int64(c.slot(j)) * n
+		p.send[j] = pchunk{at: at, n: n}
+		p.recv[j] = pchunk{at: at, n: n}
+	}
+	if inPlace {
+		p.send[p.me].n, p.recv[p.me].n = 0, 0
+	}
+	p.stageBySender(c.esz, func(int) int64 { return n })
+	return p
 }
 
 // Permute copies member m's chunk of src to member perm[m]'s chunk of dst

@@ -1,6 +1,10 @@
 package coll
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pgasmr/pgasmr/pgas"
+)
 
 // Sync is a collective's synchronisation mode, an IN flag or'ed with an OUT
 // flag, as UPC's upc_flag_t. The zero value is InAll|OutAll.
@@ -86,6 +90,11 @@ type options struct {
 	allThr   bool
 	noNative bool
 	cyclic   bool
+	// Tests: run from the global plan even where a structured one
+	// serves; hand both plans to verify before running the structured
+	// one.
+	global bool
+	verify func(t *pgas.Team, esz int64, p *pairPlan, global []move)
 }
 
 // Option configures one collective call. Options are single-valued: every

@@ -47,14 +47,16 @@ import (
 //
 // # Checks
 //
-// Every member plans every chunk, so arguments that are wrong on their face
-// panic on every member before anything moves: wrong slice lengths,
-// negative counts or displacements, a shared chunk outside its array,
-// destination chunks that overlap (in one member's private slice or in the
-// shared destination), and a shared-to-shared chunk whose first source
-// element lives on a rank outside the team (such chunks are copied by the
-// owner of their source, which would take no part). A private chunk that
-// does not fit its slice panics on the member that owns the slice.
+// Arguments that are wrong on their face panic before anything moves.
+// Single-valued ones panic on every member: wrong slice lengths, negative
+// counts or displacements, a shared chunk outside its array, destination
+// chunks that overlap in the shared destination, and a shared-to-shared
+// chunk whose first source element lives on a rank outside the team (such
+// chunks are copied by the owner of their source, which would take no
+// part). A private chunk that does not fit its slice, or that overlaps
+// another destination chunk in it, panics on the member that owns the
+// slice: each member checks the chunks it sends and receives, the only
+// ones it plans when both buffers are private (see AllgatherV, ExchangeV).
 
 func prefix(counts []int) []int {
 	d := make([]int, len(counts))
@@ -124,10 +126,6 @@ func (c *call[T]) slotTid(what string, s int) int {
 // vcheck checks a vector collective's moves on every member before
 // anything moves; see the package comment on checks.
 func (c *call[T]) vcheck(ms []move) {
-	type span struct {
-		rank   int // private destination: its rank; shared: -1
-		lo, hi int64
-	}
 	var dsts []span
 	for _, m := range ms {
 		if m.n < 0 {
@@ -136,19 +134,8 @@ func (c *call[T]) vcheck(ms []move) {
 		if m.n == 0 {
 			continue
 		}
-		for _, l := range []loc{m.src, m.dst} {
-			if !c.isPriv(l) {
-				c.checkShared(l, m.n)
-				continue
-			}
-			if l.idx < 0 {
-				panic(fmt.Sprintf("coll: %s: negative offset %d in rank %d's private %s buffer",
-					c.name, l.idx, l.rank, [...]string{"source", "destination"}[l.buf]))
-			}
-			if l.rank == c.me {
-				c.privSlice(l, m.n) // panics if the chunk does not fit
-			}
-		}
+		c.vcheckLoc(m.src, m.n)
+		c.vcheckLoc(m.dst, m.n)
 		s := span{rank: -1, lo: m.dst.idx, hi: m.dst.idx + m.n}
 		if c.isPriv(m.dst) {
 			// Each rank checks the chunks landing in its own slice; the
@@ -160,6 +147,34 @@ func (c *call[T]) vcheck(ms []move) {
 		}
 		dsts = append(dsts, s)
 	}
+	c.checkOverlap(dsts)
+}
+
+// vcheckLoc checks the n elements at l: inside a shared array, or at a
+// non-negative offset of a private slice and, if the slice is this rank's,
+// inside it.
+func (c *call[T]) vcheckLoc(l loc, n int64) {
+	if !c.isPriv(l) {
+		c.checkShared(l, n)
+		return
+	}
+	if l.idx < 0 {
+		panic(fmt.Sprintf("coll: %s: negative offset %d in rank %d's private %s buffer",
+			c.name, l.idx, l.rank, [...]string{"source", "destination"}[l.buf]))
+	}
+	if l.rank == c.me {
+		c.privSlice(l, n) // panics if the chunk does not fit
+	}
+}
+
+// span is a destination chunk for the overlap check.
+type span struct {
+	rank   int // private destination: its rank; shared: -1
+	lo, hi int64
+}
+
+// checkOverlap panics if two of the destination chunks overlap.
+func (c *call[T]) checkOverlap(dsts []span) {
 	slices.SortFunc(dsts, func(a, b span) int {
 		if a.rank != b.rank {
 			return a.rank - b.rank
@@ -280,15 +295,30 @@ func AllgatherV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], count
 		}
 		return slot * total
 	}
-	ms := c.st.moves[:0]
-	for m := range c.t.Size() {
-		sm := c.slot(m)
-		for k := range c.t.Size() {
-			ms = append(ms, move{c.vloc(bufSrc, m, sd(sm)), c.vloc(bufDst, k, dd(c.slot(k))+packed[sm]), int64(counts[sm])})
+	plan := func(add func(move)) {
+		for m := range c.t.Size() {
+			sm := c.slot(m)
+			for k := range c.t.Size() {
+				add(move{c.vloc(bufSrc, m, sd(sm)), c.vloc(bufDst, k, dd(c.slot(k))+packed[sm]), int64(counts[sm])})
+			}
 		}
 	}
 	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v ddispls=%v", counts, sdispls, ddispls) }
-	return c.vflat(ctx, sig, ms)
+	if c.pairwise() {
+		p := c.newPairPlan()
+		me := c.slot(p.me)
+		for j := range p.send {
+			p.send[j] = pchunk{at: int64(sd(me)), n: int64(counts[me])}
+		}
+		for i := range p.recv {
+			si := c.slot(i)
+			p.recv[i] = pchunk{at: int64(dd(me) + packed[si]), n: int64(counts[si])}
+		}
+		p.stageBySender(c.esz, func(i int) int64 { return int64(counts[c.slot(i)]) })
+		c.vcheckPairs(p)
+		return c.flatPairs(ctx, sig, false, p, c.globalOf(plan))
+	}
+	return c.vflat(ctx, sig, c.globalOf(plan)())
 }
 
 // ScatterV copies counts[m] elements of the root's src, starting at
@@ -441,11 +471,22 @@ func ExchangeV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts
 	if ddispls == nil && !dst.isPr {
 		panic("coll: ExchangeV: a shared destination needs explicit ddispls (nil means packed in a private slice)")
 	}
-	rowPre, colPre := matrixPrefixes(counts, S)
-	sd := pick(sdispls, func(k int) int { return rowPre[k] })
-	dd := pick(ddispls, func(k int) int { return colPre[k] })
 	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v ddispls=%v", counts, sdispls, ddispls) }
-	return c.vflat(ctx, sig, c.allToAll(counts, sd, dd))
+	global := func() []move {
+		rowPre, colPre := matrixPrefixes(counts, S)
+		sd := pick(sdispls, func(k int) int { return rowPre[k] })
+		dd := pick(ddispls, func(k int) int { return colPre[k] })
+		return c.allToAll(counts, sd, dd)
+	}
+	if c.pairwise() {
+		row, col := c.myPrefixes(counts)
+		sd := pick(sdispls, func(k int) int { return row[k%S] })
+		dd := pick(ddispls, func(k int) int { return col[k/S] })
+		p := c.allToAllPairs(counts, sd, dd)
+		c.vcheckPairs(p)
+		return c.flatPairs(ctx, sig, false, p, global)
+	}
+	return c.vflat(ctx, sig, global())
 }
 
 // allToAll plans the chunk from every member i to every member j: chunk
@@ -462,6 +503,40 @@ func (c *call[T]) allToAll(counts []int, sd, dd func(k int) int) []move {
 		}
 	}
 	return ms
+}
+
+// allToAllPairs is allToAll's structured plan: this member evaluates sd on
+// its own row of chunks (k = slot(me)*S + slot(j)) and dd on its own
+// column (k = slot(i)*S + slot(me)) only.
+func (c *call[T]) allToAllPairs(counts []int, sd, dd func(k int) int) *pairPlan {
+	S := c.nslots()
+	p := c.newPairPlan()
+	me := c.slot(p.me)
+	for j := range p.send {
+		k := me*S + c.slot(j)
+		p.send[j] = pchunk{at: int64(sd(k)), n: int64(counts[k])}
+	}
+	for i := range p.recv {
+		k := c.slot(i)*S + me
+		p.recv[i] = pchunk{at: int64(dd(k)), n: int64(counts[k])}
+	}
+	c.stageMatrix(p, counts)
+	return p
+}
+
+// myPrefixes is matrixPrefixes for this member's row and column only: the
+// offset of each of its chunks among its own (row[slot of the receiver]),
+// and of each chunk it receives among those (col[slot of the sender]).
+func (c *call[T]) myPrefixes(counts []int) (row, col []int) {
+	S, me := c.nslots(), c.slot(c.t.ID())
+	row, col = make([]int, S), make([]int, S)
+	rs, cs := 0, 0
+	for x := range S {
+		row[x], col[x] = rs, cs
+		rs += counts[me*S+x]
+		cs += counts[x*S+me]
+	}
+	return row, col
 }
 
 // ExchangeVMerge is the all-to-all with variable chunks and a packed
@@ -487,22 +562,34 @@ func ExchangeVMerge[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], c
 	if sdispls == nil && !src.isPr {
 		panic("coll: ExchangeVMerge: a shared source needs explicit sdispls (nil means packed in a private slice)")
 	}
-	rowPre, colPre := matrixPrefixes(counts, S)
-	recv := make([]int, S)
-	for k, n := range counts {
-		recv[k%S] += n
-	}
-	recvPre := prefix(recv)
-	start := pick(dstStart, func(j int) int {
-		if dst.isPr {
-			return 0
-		}
-		return recvPre[j]
-	})
-	sd := pick(sdispls, func(k int) int { return rowPre[k] })
-	dd := func(k int) int { return start(k%S) + colPre[k] }
 	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v dstStart=%v", counts, sdispls, dstStart) }
-	return c.vflat(ctx, sig, c.allToAll(counts, sd, dd))
+	global := func() []move {
+		rowPre, colPre := matrixPrefixes(counts, S)
+		recv := make([]int, S)
+		for k, n := range counts {
+			recv[k%S] += n
+		}
+		recvPre := prefix(recv)
+		start := pick(dstStart, func(j int) int {
+			if dst.isPr {
+				return 0
+			}
+			return recvPre[j]
+		})
+		sd := pick(sdispls, func(k int) int { return rowPre[k] })
+		dd := func(k int) int { return start(k%S) + colPre[k] }
+		return c.allToAll(counts, sd, dd)
+	}
+	if c.pairwise() {
+		row, col := c.myPrefixes(counts)
+		start := pick(dstStart, func(int) int { return 0 }) // dst is private
+		sd := pick(sdispls, func(k int) int { return row[k%S] })
+		dd := func(k int) int { return start(k%S) + col[k/S] }
+		p := c.allToAllPairs(counts, sd, dd)
+		c.vcheckPairs(p)
+		return c.flatPairs(ctx, sig, false, p, global)
+	}
+	return c.vflat(ctx, sig, global())
 }
 
 // PermuteV copies counts[m] elements of member m's src at displs[m] to
