@@ -393,28 +393,26 @@ func (x *xfer[K, V]) exchange(ctx context.Context, local reduce.Run[K, V]) ([]re
 	for d, b := range out {
 		x.count(d, b)
 	}
-	row := make([]int64, n)
+	// Each rank knows its row of the length matrix (what it sends) and
+	// learns its column (what it receives) from one int64 per rank pair;
+	// nobody holds the whole matrix.
+	row, col := make([]int64, n), make([]int64, n)
 	for d, b := range out {
 		row[d] = int64(len(b.b))
 	}
-	matrix, err := x.rows(ctx, row)
-	if err != nil {
+	w := x.r.World()
+	if err := coll.Exchange(ctx, w, coll.Private(col), coll.Private(row), 1); err != nil {
 		return nil, err
 	}
-	counts := make([]int, n*n)
-	for i, v := range matrix {
-		counts[i] = int(v)
+	sendCounts, recvCounts := make([]int, n), make([]int, n)
+	for q := range n {
+		sendCounts[q], recvCounts[q] = int(row[q]), int(col[q])
 	}
-	me := x.r.ID()
-	col := make([]int, n)
-	for i := range n {
-		col[i] = counts[i*n+me]
-	}
-	recv := make([]byte, sum(col))
-	if err := coll.ExchangeV(ctx, x.r.World(), coll.Private(recv), coll.Private(send), counts, nil, nil); err != nil {
+	recv := make([]byte, sum(recvCounts))
+	if err := coll.AlltoallV(ctx, w, coll.Private(recv), coll.Private(send), sendCounts, recvCounts); err != nil {
 		return nil, err
 	}
-	return x.split(recv, col, true, &own)
+	return x.split(recv, recvCounts, true, &own)
 }
 
 // lengths allgathers one length per rank.
