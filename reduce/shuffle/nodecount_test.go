@@ -89,6 +89,12 @@ func TestCountingNodeTable(t *testing.T) {
 							return err
 						}
 						stats[r.ID()] = s
+						// Every fold is an atomic operation on the table,
+						// counted like any other access.
+						ps := r.Stats()
+						if atomics := ps.Local[pgas.OpAtomic] + ps.Remote[pgas.OpAtomic]; atomics < s.NodePairs {
+							return fmt.Errorf("rank %d: %d atomic operations counted for %d pairs folded", r.ID(), atomics, s.NodePairs)
+						}
 						m := map[string]int64{}
 						for i, k := range p.Keys {
 							m[k] += p.Value(i)
