@@ -307,7 +307,9 @@ func (r *Rank) getBytesAsync(ctx context.Context, rank int, off int64, dst []byt
 	for len(dst) > 0 {
 		n := min(int64(len(dst)), r.cfg.FragmentBytes)
 		r.stats.countRemote(OpGet, rank, 0, int(n))
-		h.hs = append(h.hs, errHandle{r.ep.GetAsync(ctx, rank, off, dst[:n]), "get", rank, off, n})
+		if th := r.ep.GetAsync(ctx, rank, off, dst[:n]); th != transport.Completed {
+			h.hs = append(h.hs, errHandle{th, "get", rank, off, n})
+		}
 		dst, off = dst[n:], off+n
 	}
 	return h
@@ -320,7 +322,9 @@ func (r *Rank) putBytesAsync(ctx context.Context, rank int, off int64, src []byt
 	for len(src) > 0 {
 		n := min(int64(len(src)), r.cfg.FragmentBytes)
 		r.stats.countRemote(OpPut, rank, int(n), 0)
-		h.hs = append(h.hs, errHandle{r.ep.PutAsync(ctx, rank, off, src[:n]), "put", rank, off, n})
+		if th := r.ep.PutAsync(ctx, rank, off, src[:n]); th != transport.Completed {
+			h.hs = append(h.hs, errHandle{th, "put", rank, off, n})
+		}
 		src, off = src[n:], off+n
 	}
 	return h

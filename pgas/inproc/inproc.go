@@ -240,11 +240,11 @@ func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) err
 }
 
 func (e *endpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
-	return transport.Done{Err: e.Put(ctx, rank, off, src)}
+	return transport.DoneWith(e.Put(ctx, rank, off, src))
 }
 
 func (e *endpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
-	return transport.Done{Err: e.Get(ctx, rank, off, dst)}
+	return transport.DoneWith(e.Get(ctx, rank, off, dst))
 }
 
 // Fence has nothing to wait for: puts complete before they return.

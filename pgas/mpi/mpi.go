@@ -719,12 +719,12 @@ func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) err
 // PutAsync completes the put before it returns: MPI request-based RMA
 // would keep a Go buffer across calls.
 func (e *endpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
-	return transport.Done{Err: e.Put(ctx, rank, off, src)}
+	return transport.DoneWith(e.Put(ctx, rank, off, src))
 }
 
 // GetAsync completes the get before it returns.
 func (e *endpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
-	return transport.Done{Err: e.Get(ctx, rank, off, dst)}
+	return transport.DoneWith(e.Get(ctx, rank, off, dst))
 }
 
 // Fence is MPI_Win_flush_all and MPI_Win_sync.

@@ -339,12 +339,12 @@ func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) err
 
 // PutAsync is Put: the copy is done before it returns.
 func (e *endpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
-	return transport.Done{Err: e.Put(ctx, rank, off, src)}
+	return transport.DoneWith(e.Put(ctx, rank, off, src))
 }
 
 // GetAsync is Get: the copy is done before it returns.
 func (e *endpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
-	return transport.Done{Err: e.Get(ctx, rank, off, dst)}
+	return transport.DoneWith(e.Get(ctx, rank, off, dst))
 }
 
 // fenceWord is the target of Fence's atomic operation.
