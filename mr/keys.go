@@ -54,14 +54,88 @@ func TopK[T any](ctx context.Context, r *pgas.Rank, local []T, k int, cmp func(a
 	if k < 0 {
 		return nil, fmt.Errorf("mr: TopK: k = %d, want >= 0", k)
 	}
-	mine := slices.Clone(local)
-	slices.SortStableFunc(mine, cmp)
-	mine = mine[:min(k, len(mine))]
-	parts, err := GatherValues(ctx, r, mine, root)
+	parts, err := GatherValues(ctx, r, firstK(local, k, cmp), root)
 	if err != nil || parts == nil {
 		return nil, err
 	}
 	all := slices.Concat(parts...)
 	slices.SortStableFunc(all, cmp)
 	return all[:min(k, len(all))], nil
+}
+
+// firstK returns the k first of xs in the order cmp gives, ties in the
+// order of xs (what a stable sort's first k are), without sorting or
+// copying all of xs: a heap of the k best so far, O(len(xs) log k).
+func firstK[T any](xs []T, k int, cmp func(a, b T) int) []T {
+	if k >= len(xs) {
+		out := slices.Clone(xs)
+		slices.SortStableFunc(out, cmp)
+		return out
+	}
+	if k == 0 {
+		return []T{}
+	}
+	type item struct {
+		v T
+		i int
+	}
+	// before reports whether a comes before b: by cmp, then by position.
+	before := func(a, b item) bool {
+		if c := cmp(a.v, b.v); c != 0 {
+			return c < 0
+		}
+		return a.i < b.i
+	}
+	// h is a heap whose root is the last of the k kept: the one a better
+	// element replaces.
+	h := make([]item, 0, k)
+	down := func(j int) {
+		for {
+			l := 2*j + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && before(h[l], h[r]) {
+				l = r
+			}
+			if !before(h[j], h[l]) {
+				return
+			}
+			h[j], h[l] = h[l], h[j]
+			j = l
+		}
+	}
+	for i, x := range xs {
+		it := item{x, i}
+		if len(h) < k {
+			h = append(h, it)
+			for j := len(h) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !before(h[p], h[j]) {
+					break
+				}
+				h[p], h[j] = h[j], h[p]
+				j = p
+			}
+			continue
+		}
+		if before(it, h[0]) {
+			h[0] = it
+			down(0)
+		}
+	}
+	slices.SortFunc(h, func(a, b item) int {
+		if before(a, b) {
+			return -1
+		}
+		if before(b, a) {
+			return 1
+		}
+		return 0
+	})
+	out := make([]T, len(h))
+	for i, it := range h {
+		out[i] = it.v
+	}
+	return out
 }
