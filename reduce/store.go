@@ -31,6 +31,7 @@ type Store[K comparable, V any] struct {
 	cmp  func(a, b K) int
 	kc   Codec[K]
 	vc   Codec[V]
+	enc  func([]byte, K) []byte // keys ordered by this encoding (NewEncodedHashStore), or nil
 
 	c     container[K, V]
 	emit  func(K, V)  // c's emit, bound on its concrete type once
@@ -142,7 +143,68 @@ func NewEncodedHashStore[K comparable, V any](comb Combiner[V], opts ...Option[K
 		return bytes.Compare(ea, eb)
 	}
 	s, err := NewHashStoreFunc(byBytes, comb, opts...)
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	// Sorting encodes each key once (sortKeys), not twice a comparison:
+	// a store of 785,541 bigrams sorted in 18 s the other way.
+	s.enc = s.kc.Append
+	switch c := s.c.(type) {
+	case *hashCombined[K, V]:
+		c.enc = s.enc
+	case *hashAll[K, V]:
+		c.enc = s.enc
+	}
+	return s, nil
+}
+
+// encoded holds keys' encodings one after another.
+type encoded struct {
+	arena []byte
+	ends  []int
+}
+
+func encodeKeys[K any](keys []K, enc func([]byte, K) []byte) encoded {
+	e := encoded{ends: make([]int, len(keys))}
+	for i, k := range keys {
+		e.arena = enc(e.arena, k)
+		e.ends[i] = len(e.arena)
+	}
+	return e
+}
+
+func (e *encoded) key(i int32) []byte {
+	start := 0
+	if i > 0 {
+		start = e.ends[i-1]
+	}
+	return e.arena[start:e.ends[i]]
+}
+
+// order returns the indices of the keys e holds in ascending order of
+// their encodings.
+func (e *encoded) order() []int32 {
+	idx := make([]int32, len(e.ends))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return bytes.Compare(e.key(a), e.key(b)) })
+	return idx
+}
+
+// sortKeys sorts keys with cmp, or, if enc is not nil, by their
+// encodings, each key encoded once.
+func sortKeys[K any](keys []K, cmp func(a, b K) int, enc func([]byte, K) []byte) {
+	if enc == nil || len(keys) < 2 {
+		slices.SortFunc(keys, cmp)
+		return
+	}
+	e := encodeKeys(keys, enc)
+	sorted := make([]K, len(keys))
+	for i, j := range e.order() {
+		sorted[i] = keys[j]
+	}
+	copy(keys, sorted)
 }
 
 // NewArrayStore returns an array container for the integer keys
@@ -348,19 +410,29 @@ func concat[K comparable, V any](runs []Run[K, V]) Run[K, V] {
 // values of equal keys with the store's combiner in no particular order:
 // for commutative combiners only.
 func (s *Store[K, V]) SortCombined(e Run[K, V]) Run[K, V] {
-	idx := make([]int32, len(e.Keys))
-	for i := range idx {
-		idx[i] = int32(i)
+	var idx []int32
+	same := func(prev, i int32) bool { return s.cmp(e.Keys[prev], e.Keys[i]) == 0 }
+	if s.enc != nil {
+		enc := encodeKeys(e.Keys, s.enc)
+		idx = enc.order()
+		same = func(prev, i int32) bool { return bytes.Equal(enc.key(prev), enc.key(i)) }
+	} else {
+		idx = make([]int32, len(e.Keys))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortFunc(idx, func(a, b int32) int { return s.cmp(e.Keys[a], e.Keys[b]) })
 	}
-	slices.SortFunc(idx, func(a, b int32) int { return s.cmp(e.Keys[a], e.Keys[b]) })
 	out := Run[K, V]{Keys: make([]K, 0, len(idx)), Vals: make([]V, 0, len(idx))}
+	prev := int32(-1)
 	for _, i := range idx {
-		if n := len(out.Keys); n > 0 && s.cmp(out.Keys[n-1], e.Keys[i]) == 0 {
+		if n := len(out.Keys); n > 0 && same(prev, i) {
 			out.Vals[n-1] = s.comb.Combine(out.Vals[n-1], e.Vals[i])
 			continue
 		}
 		out.Keys = append(out.Keys, e.Keys[i])
 		out.Vals = append(out.Vals, e.Vals[i])
+		prev = i
 	}
 	return out
 }
@@ -390,6 +462,7 @@ type hashCombined[K comparable, V any] struct {
 	h   map[K]int32
 	hv  []V
 	cmp func(a, b K) int
+	enc func([]byte, K) []byte
 }
 
 func (c *hashCombined[K, V]) emit(k K, v V) {
@@ -428,7 +501,7 @@ func (c *hashCombined[K, V]) sorted() Run[K, V] {
 	for k := range c.h {
 		e.Keys = append(e.Keys, k)
 	}
-	slices.SortFunc(e.Keys, c.cmp)
+	sortKeys(e.Keys, c.cmp, c.enc)
 	e.Vals = make([]V, len(e.Keys))
 	for i, k := range e.Keys {
 		e.Vals[i] = c.hv[c.h[k]]
@@ -441,6 +514,7 @@ type hashAll[K comparable, V any] struct {
 	st  *state
 	ha  map[K][]val[V]
 	cmp func(a, b K) int
+	enc func([]byte, K) []byte
 }
 
 func (c *hashAll[K, V]) emit(k K, v V) {
@@ -460,7 +534,7 @@ func (c *hashAll[K, V]) sorted() Run[K, V] {
 	for k := range c.ha {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, c.cmp)
+	sortKeys(keys, c.cmp, c.enc)
 	e := Run[K, V]{Off: []int{0}}
 	for _, k := range keys {
 		e.Keys = append(e.Keys, k)

@@ -3,6 +3,7 @@ package reduce
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -637,5 +638,70 @@ func TestAddRun(t *testing.T) {
 	ka, _ := NewHashStore[string, int64](KeepAll[int64]())
 	if err := ka.AddRun(Run[string, int64]{Keys: []string{"a"}, Vals: []int64{1}}); err == nil {
 		t.Error("AddRun on a KeepAll store = nil, want an error")
+	}
+}
+
+// TestEncodedHashStoreOrder: an encoded-key store sorts by the keys'
+// encodings (each encoded once), combining equal keys, in Drain and in
+// SortCombined of a run with repeated keys, for combining and KeepAll
+// stores alike.
+func TestEncodedHashStoreOrder(t *testing.T) {
+	type pair struct {
+		A string
+		B int
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	keys := make([]pair, 3000)
+	for i := range keys {
+		keys[i] = pair{fmt.Sprint("k", rng.IntN(40)), rng.IntN(50) - 25}
+	}
+	kc, err := CodecFor[pair]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := func(k pair) string { return string(kc.Append(nil, k)) }
+	want := map[pair]int64{}
+	for _, k := range keys {
+		want[k]++
+	}
+	order := slices.Collect(maps.Keys(want))
+	slices.SortFunc(order, func(a, b pair) int { return strings.Compare(enc(a), enc(b)) })
+
+	st, err := NewEncodedHashStore[pair, int64](Sum[int64]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]int64, len(keys))
+	for i := range vals {
+		vals[i] = 1
+	}
+	sorted := st.SortCombined(Run[pair, int64]{Keys: keys, Vals: vals})
+	for _, k := range keys[:1000] {
+		st.Emit(k, 1)
+	}
+	if err := st.AddPairs(slices.Clone(keys[1000:]), slices.Clone(vals[1000:])); err != nil {
+		t.Fatal(err)
+	}
+	drained := st.Drain()
+	for name, e := range map[string]Run[pair, int64]{"SortCombined": sorted, "Drain": drained} {
+		if !slices.Equal(e.Keys, order) {
+			t.Errorf("%s: %d keys not in encoded order (want %d)", name, len(e.Keys), len(order))
+			continue
+		}
+		for i, k := range e.Keys {
+			if e.Vals[i] != want[k] {
+				t.Errorf("%s: key %v counted %d, want %d", name, k, e.Vals[i], want[k])
+			}
+		}
+	}
+	all, err := NewEncodedHashStore[pair, int64](KeepAll[int64]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		all.Emit(k, 1)
+	}
+	if e := all.Drain(); !slices.Equal(e.Keys, order) {
+		t.Errorf("KeepAll Drain: keys not in encoded order")
 	}
 }
