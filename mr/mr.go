@@ -343,6 +343,12 @@ func WithNodeBudget(n int) ReduceOption { return func(o *redOpts) { o.o.NodeBudg
 // to the root afterwards, so that the root's reduce sees all keys.
 func Merge() ReduceOption { return func(o *redOpts) { o.o.Merge = true } }
 
+// NoMerge undoes Merge (options apply in order): a job that gathers its
+// own result after a partitioned reduce (mr.TopK, say) appends it to
+// Options.ReduceOptions, which merges to the root for jobs that return
+// every pair.
+func NoMerge() ReduceOption { return func(o *redOpts) { o.o.Merge = false } }
+
 // Result is one rank's outcome of ApplyReduce.
 type Result[R any] struct {
 	Value R

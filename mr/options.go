@@ -192,6 +192,23 @@ func (o Options) ReduceOptions(d Defaults) []ReduceOption {
 	return ro
 }
 
+// MarshalText returns o's String form, and UnmarshalText parses one
+// (ParseOptions), so that an Options is a command-line flag:
+//
+//	var o mr.Options
+//	flag.TextVar(&o, "mode", mr.Options{}, "the job's modes, joined by +")
+func (o Options) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText sets o from its String form (see MarshalText).
+func (o *Options) UnmarshalText(b []byte) error {
+	v, err := ParseOptions(string(b))
+	if err != nil {
+		return err
+	}
+	*o = v
+	return nil
+}
+
 // String returns o's String form (see Options): "default" for the zero
 // value, else the parts of the non-zero fields joined by "+". An invalid
 // field prints as its Go value and does not parse.

@@ -156,6 +156,16 @@ func TestOptionsRoundTrip(t *testing.T) {
 		if p.String() != s {
 			t.Errorf("%+v prints %q; parsed back it prints %q", o, s, p.String())
 		}
+		// The text form (a flag.TextVar) is the same round trip.
+		b, _ := o.MarshalText()
+		var q Options
+		if err := q.UnmarshalText(b); err != nil || q != p {
+			t.Errorf("%+v: UnmarshalText(%q) = %+v, %v; want %+v", o, b, q, err, p)
+		}
+	}
+	var q Options
+	if err := q.UnmarshalText([]byte("sideways")); err == nil {
+		t.Errorf("UnmarshalText(sideways): no error")
 	}
 }
 
@@ -235,6 +245,10 @@ func TestReduceOptions(t *testing.T) {
 		}
 		if ro.o.Gather != c.g || ro.o.Merge != c.merge || ro.o.Root != c.o.Root {
 			t.Errorf("%v with %+v: gather %v merge %v; want %v %v", c.o, c.d, ro.o.Gather, ro.o.Merge, c.g, c.merge)
+		}
+		NoMerge()(&ro)
+		if ro.o.Merge || ro.o.Gather != c.g {
+			t.Errorf("%v with %+v, then NoMerge: gather %v merge %v", c.o, c.d, ro.o.Gather, ro.o.Merge)
 		}
 	}
 }

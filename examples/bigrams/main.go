@@ -98,10 +98,9 @@ func Top(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[
 	// candidates there. (Under GatherNone a key's counts are spread over
 	// the ranks: they must merge.)
 	g := o.Resolve(defaults).Gather
-	ro := []mr.ReduceOption{mr.Gather(g), mr.Root(o.Root), mr.WithTransfer(o.Transfer),
-		mr.WithNodeCombine(o.Node), mr.WithNodeBudget(o.NodeBudget)}
-	if g == reduce.GatherNone {
-		ro = append(ro, mr.Merge())
+	ro := o.ReduceOptions(defaults)
+	if g == reduce.GatherPartitioned {
+		ro = append(ro, mr.NoMerge())
 	}
 	if _, err := mr.ApplyMap(ctx, r, in, pairs, st, append(o.MapOptions(), mr.WithReduce(ro...))...); err != nil {
 		return nil, err
@@ -126,10 +125,6 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bigrams", flag.ContinueOnError)
 	jo := job.Flags(fs)
 	var o Options
-	fs.Func("mode", "job options joined by + as mrrun's --mode (cyclic, gather-root, node=off, ...)", func(s string) (err error) {
-		o.Options, err = mr.ParseOptions(s)
-		return err
-	})
 	fs.IntVar(&o.K, "k", 20, "bigrams to print")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -137,10 +132,10 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("usage: bigrams [-np N] [-mode M] [-k K] PATH...")
 	}
+	o.Options = jo.Mode
 	if err := o.Validate(defaults); err != nil {
 		return fmt.Errorf("-mode: %w", err)
 	}
-	jo.Root = o.Root
 	top, ok, err := job.Run(*jo, func(ctx context.Context, r *pgas.Rank) ([]mr.KV[Bigram, int64], error) {
 		return Top(ctx, r, fs.Args(), o)
 	})

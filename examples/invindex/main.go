@@ -123,10 +123,6 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("invindex", flag.ContinueOnError)
 	jo := job.Flags(fs)
 	var o Options
-	fs.Func("mode", "job options joined by + as mrrun's --mode (cyclic, gather-root, root=1, ...)", func(s string) (err error) {
-		o.Options, err = mr.ParseOptions(s)
-		return err
-	})
 	fs.IntVar(&o.Top, "top", 0, "print only the `N` words on most lines")
 	fs.StringVar(&o.Word, "word", "", "print only `WORD`'s positions")
 	if err := fs.Parse(args); err != nil {
@@ -135,10 +131,10 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("usage: invindex [-np N] [-mode M] [-top N | -word W] PATH...")
 	}
+	o.Options = jo.Mode
 	if err := o.Validate(defaults); err != nil {
 		return fmt.Errorf("-mode: %w", err)
 	}
-	jo.Root = o.Root
 	idx, ok, err := job.Run(*jo, func(ctx context.Context, r *pgas.Rank) ([]mr.KV[string, []Pos], error) {
 		return Index(ctx, r, fs.Args(), o)
 	})

@@ -246,10 +246,6 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("kmeans", flag.ContinueOnError)
 	jo := job.Flags(fs)
 	var o Options
-	fs.Func("mode", "job options joined by + as mrrun's --mode (cyclic, gather-root, root=1, ...)", func(s string) (err error) {
-		o.Options, err = mr.ParseOptions(s)
-		return err
-	})
 	fs.IntVar(&o.K, "k", 3, "`centres`: the first k points start them")
 	fs.IntVar(&o.MaxIter, "iter", 100, "iterations at most")
 	fs.IntVar(&o.Chunk, "chunk", 1024, "`points` a map call sums (the order of the sums: the result depends on it)")
@@ -259,6 +255,7 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() != 1 {
 		return fmt.Errorf("usage: kmeans [-np N] [-mode M] [-k K] [-iter N] [-chunk N] FILE.csv")
 	}
+	o.Options = jo.Mode
 	if err := o.Validate(defaults); err != nil {
 		return fmt.Errorf("-mode: %w", err)
 	}
@@ -266,7 +263,6 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	jo.Root = o.Root
 	res, ok, err := job.Run(*jo, func(ctx context.Context, r *pgas.Rank) (Result, error) {
 		return KMeans(ctx, r, points, o)
 	})

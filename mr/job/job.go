@@ -30,6 +30,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/launch"
 )
@@ -40,18 +41,27 @@ type Options struct {
 	// this process (0: runtime.NumCPU()). Under a launcher the launcher's
 	// job decides.
 	Ranks int
-	// Root is the rank whose result Run returns.
+	// Root is the rank whose result Run returns; if it is 0, Mode's root
+	// is (a job run with -mode root=N returns rank N's result). Run fails
+	// if the two are set and differ.
 	Root int
+	// Mode is the job's MapReduce options, as mrrun's --mode gives them
+	// (mr.ParseOptions; -mode of Flags): for the job's body to pass on
+	// with its MapOptions and ReduceOptions.
+	Mode mr.Options
 	// Config is the rest of the job's configuration (its Ranks and
 	// Transport are set by Run).
 	Config pgas.Config
 }
 
-// Flags registers -np on fs (the in-process ranks, as mrrun's) and returns
-// the Options it fills.
+// Flags registers -np (the in-process ranks, as mrrun's) and -mode (the
+// job's mr.Options in their one-word form, as mrrun's --mode: block,
+// cyclic+root, partitioned+node=off, ...) on fs and returns the Options
+// they fill.
 func Flags(fs *flag.FlagSet) *Options {
 	o := new(Options)
 	fs.IntVar(&o.Ranks, "np", runtime.NumCPU(), "ranks when run directly (a launcher's job decides otherwise)")
+	fs.TextVar(&o.Mode, "mode", mr.Options{}, "the job's modes joined by + (mrrun's --mode; root=N returns rank N's result)")
 	return o
 }
 
@@ -80,13 +90,20 @@ func run[R any](ctx context.Context, o Options, body func(ctx context.Context, r
 		return res, false, err
 	}
 	defer launch.Done(cfg)
-	if o.Root < 0 || o.Root >= cfg.Ranks {
-		return res, false, fmt.Errorf("job: root %d is not a rank (ranks are 0 to %d)", o.Root, cfg.Ranks-1)
+	root := o.Root
+	switch {
+	case root == 0:
+		root = o.Mode.Root
+	case o.Mode.Root != 0 && o.Mode.Root != root:
+		return res, false, fmt.Errorf("job: Options.Root is %d but the mode's root is %d", root, o.Mode.Root)
+	}
+	if root < 0 || root >= cfg.Ranks {
+		return res, false, fmt.Errorf("job: root %d is not a rank (ranks are 0 to %d)", root, cfg.Ranks-1)
 	}
 	var mu sync.Mutex
 	err = pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 		v, err := body(ctx, r)
-		if err == nil && r.ID() == o.Root {
+		if err == nil && r.ID() == root {
 			mu.Lock()
 			res, ok = v, true
 			mu.Unlock()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/pgas"
 )
 
@@ -47,6 +49,28 @@ func TestRun(t *testing.T) {
 	n, _, err := Run(*o, func(ctx context.Context, r *pgas.Rank) (int, error) { return r.N(), nil })
 	if err != nil || n != 4 {
 		t.Errorf("-np 4: %d ranks, %v", n, err)
+	}
+
+	// -mode gives the job's mr.Options, and its root is the result's.
+	fs = flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o = Flags(fs)
+	if err := fs.Parse([]string{"-np", "3", "-mode", "cyclic+root=2"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Mode.Dist != distrib.Cyclic || o.Mode.Root != 2 {
+		t.Errorf("-mode cyclic+root=2: %v", o.Mode)
+	}
+	id, ok, err := Run(*o, func(ctx context.Context, r *pgas.Rank) (int, error) { return r.ID(), nil })
+	if err != nil || !ok || id != 2 {
+		t.Errorf("-mode root=2: rank %d's result, %v, %v; want rank 2's", id, ok, err)
+	}
+	o.Root = 1
+	if _, _, err := Run(*o, func(ctx context.Context, r *pgas.Rank) (int, error) { return 0, nil }); err == nil || !strings.Contains(err.Error(), "mode's root is 2") {
+		t.Errorf("Root 1 and root=2: %v", err)
+	}
+	if err := fs.Parse([]string{"-mode", "sideways"}); err == nil || !strings.Contains(err.Error(), "sideways") {
+		t.Errorf("-mode sideways: %v", err)
 	}
 }
 
