@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pgasmr/pgasmr/pgas"
 )
 
 // Split is a byte range of a file: the bytes [Off, Off+Len) of Path. An
@@ -109,6 +110,12 @@ func FileSplits(paths []string, size int64) (Input[Split], error) {
 			in.splits = append(in.splits, Split{Path: p, Off: off, Len: min(size, n-off)})
 		}
 	}
+	in.sum()
+	return in, nil
+}
+
+// sum sets in's hash from its splits.
+func (in *splitInput) sum() {
 	h := xxhash.New()
 	var b []byte
 	for _, s := range in.splits {
@@ -119,7 +126,6 @@ func FileSplits(paths []string, size int64) (Input[Split], error) {
 		h.Write(b)
 	}
 	in.hash = h.Sum64()
-	return in, nil
 }
 
 // Files returns an Input of the regular files that paths name, walking
@@ -144,6 +150,40 @@ func Files(ctx context.Context, size int64, paths ...string) (Input[Split], erro
 		size = math.MaxInt64
 	}
 	return FileSplits(list, size)
+}
+
+// AllFiles is Files as a collective: rank 0 lists the paths, checks the
+// files and cuts them, and every rank gets its splits (BroadcastValue), so
+// that a job stats and opens its input once, not once per rank, and every
+// rank maps the same splits. If rank 0 fails, every rank fails with its
+// error.
+func AllFiles(ctx context.Context, r *pgas.Rank, size int64, paths ...string) (Input[Split], error) {
+	type listing struct {
+		Splits []Split
+		Failed string
+	}
+	var mine listing
+	if r.ID() == 0 {
+		in, err := Files(ctx, size, paths...)
+		if err != nil {
+			mine.Failed = err.Error()
+		} else {
+			mine.Splits = in.(*splitInput).splits
+		}
+	}
+	got, err := BroadcastValue(ctx, r, mine, 0)
+	if err != nil {
+		return nil, err
+	}
+	if got.Failed != "" {
+		if r.ID() == 0 {
+			return nil, errors.New(got.Failed)
+		}
+		return nil, fmt.Errorf("mr: rank 0 could not list the input: %s", got.Failed)
+	}
+	in := &splitInput{splits: got.Splits}
+	in.sum()
+	return in, nil
 }
 
 // fileSize returns the size of path if it is a regular file, checked

@@ -537,4 +537,28 @@ func TestFiles(t *testing.T) {
 	if _, err := mr.Files(ctx, 0); err == nil {
 		t.Errorf("Files without paths: no error")
 	}
+
+	// AllFiles: every rank gets rank 0's splits, the same hash, and rank
+	// 0's error.
+	for _, ranks := range []int{1, 3} {
+		err := pgas.Run(ctx, pgas.Config{Ranks: ranks}, func(ctx context.Context, r *pgas.Rank) error {
+			got, err := mr.AllFiles(ctx, r, 100, in)
+			if err != nil {
+				return err
+			}
+			if ps := list(got); !slices.Equal(ps, want) {
+				return fmt.Errorf("rank %d: %v, want %v", r.ID(), ps, want)
+			}
+			if got.(mr.Hasher).Hash() != cut.(mr.Hasher).Hash() {
+				return fmt.Errorf("rank %d: hash differs from Files'", r.ID())
+			}
+			if _, err := mr.AllFiles(ctx, r, 0, in, missing); err == nil || !strings.Contains(err.Error(), missing) {
+				return fmt.Errorf("rank %d: AllFiles with a missing input: %v; want an error naming %s", r.ID(), err, missing)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%d ranks: %v", ranks, err)
+		}
+	}
 }

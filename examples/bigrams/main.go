@@ -5,7 +5,7 @@
 //	go run ./examples/bigrams -np 4 -k 20 DIR...
 //	mrrun exec -np 4 -- ./bigrams -k 20 DIR...      # ranks as processes
 //
-// The map reads whole files (mr.Files) and emits (Bigram, 1) for every
+// The map reads whole files (mr.AllFiles: listed once, on rank 0) and emits (Bigram, 1) for every
 // two consecutive words of a file. The key is a struct: it moves between
 // ranks with msgpack (reduce.CodecFor's default) and the store orders it
 // by its words (reduce.NewHashStoreFunc; reduce.NewEncodedHashStore needs
@@ -74,7 +74,7 @@ var defaults = mr.Defaults{}
 // frequent bigrams of the files under paths with their counts, in byCount
 // order.
 func Top(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[Bigram, int64], error) {
-	in, err := mr.Files(ctx, 0, paths...)
+	in, err := mr.AllFiles(ctx, r, 0, paths...)
 	if err != nil {
 		return nil, err
 	}

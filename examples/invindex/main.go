@@ -7,7 +7,7 @@
 //	go run ./examples/invindex -word gopher DIR...       # one word's positions
 //	mrrun exec -np 4 -- ./invindex -top 10 DIR...        # ranks as processes
 //
-// The map reads whole files (mr.Files: line numbers count from a file's
+// The map reads whole files (mr.AllFiles: line numbers count from a file's
 // start) and emits (word, Pos) once for every line a word is on; the
 // store keeps every value (reduce.KeepAll), Pos moves between ranks with
 // msgpack (reduce.CodecFor's default for a struct), and the reduce sorts
@@ -72,7 +72,7 @@ var defaults = mr.Defaults{}
 // returns, on o.Root, every word with its sorted positions, in word order
 // (with o.Top, the o.Top words with most positions).
 func Index(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[string, []Pos], error) {
-	in, err := mr.Files(ctx, 0, paths...)
+	in, err := mr.AllFiles(ctx, r, 0, paths...)
 	if err != nil {
 		return nil, err
 	}
