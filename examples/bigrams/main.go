@@ -5,12 +5,12 @@
 //	go run ./examples/bigrams -np 4 -k 20 DIR...
 //	mrrun exec -np 4 -- ./bigrams -k 20 DIR...      # ranks as processes
 //
-// The map reads whole files (mr.AllFiles: listed once, on rank 0) and emits (Bigram, 1) for every
-// two consecutive words of a file. The key is a struct: it moves between
-// ranks with msgpack (reduce.CodecFor's default) and the store orders it
-// by its words (reduce.NewHashStoreFunc; reduce.NewEncodedHashStore needs
-// no compare function, but encodes two keys at every comparison of its
-// sort, which made this job 4 times slower). Counts are summed as they
+// The map reads whole files (mr.AllFiles: listed once, on rank 0) and
+// emits (Bigram, 1) for every two consecutive words of a file. The key is
+// a struct: it moves between ranks with msgpack (reduce.CodecFor's
+// default) and the store orders it by its words (reduce.NewHashStoreFunc;
+// reduce.NewEncodedHashStore needs no compare function, but orders keys
+// by their encodings, not by their words). Counts are summed as they
 // are emitted (reduce.Sum). The reduce is partitioned: every bigram is
 // counted on one rank (the ranks of a node first combine their counts in
 // the node's table, which the map fills as it goes: mr.WithReduce), and
