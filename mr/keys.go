@@ -49,7 +49,9 @@ func ReduceKeys[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *r
 // every key is on one rank, that is the global top k without gathering
 // every pair. cmp must be a total order (break ties by key) for the result
 // not to depend on the rank count. local is not modified. T moves as
-// GatherValues moves it.
+// GatherValues moves it. After a reduce that gives every rank every key
+// (GatherAll), pass the results on one rank only (nil elsewhere), or the
+// root gets each result once per rank.
 func TopK[T any](ctx context.Context, r *pgas.Rank, local []T, k int, cmp func(a, b T) int, root int) ([]T, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("mr: TopK: k = %d, want >= 0", k)
