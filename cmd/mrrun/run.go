@@ -204,7 +204,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.root, "root", 0, "the rank that gets the result")
 	fs.BoolVar(&f.noCollectives, "no-collectives", false, "move pairs element by element instead of with collectives")
 	fs.StringVar(&f.nodeCombine, "node-combine", "auto", "combine the pairs of the ranks of a node in one node-level table before they move: auto (where the transport maps every segment: inproc, shm), on or off")
-	fs.IntVar(&f.nodeBudget, "node-budget", 0, "with node combining, the pairs the ranks of a node hold in their own tables while they map, together (0: 262144; negative: no bound, the fastest at many ranks, memory grows with ranks x keys)")
+	fs.IntVar(&f.nodeBudget, "node-budget", 0, "with node combining, the pairs the ranks of a node hold in their own tables while they map, together (0: 262144; negative: no bound, memory grows with ranks x keys)")
 	fs.StringVar(&f.baseline, "baseline", "", "run a built-in baseline instead of pgasmr: seq, goroutines, or mrmpi (MapReduce-MPI under mpirun, built with -tags mpi,mrmpi); same output")
 	fs.BoolVar(&f.compress, "compress", false, "--baseline mrmpi: combine each rank's pairs locally (MR_compress) before the collate")
 	fs.IntVar(&f.top, "top", 0, appFlags["top"])
