@@ -201,15 +201,7 @@ func onePerPair(ms []move) bool {
 // alltoallv carries private-to-private moves with the transport's native
 // all-to-all-v (MPI_Alltoallv for the MPI transport).
 func (c *call[T]) alltoallv(ctx context.Context, nat transport.Collectives, ms []move) error {
-	n := c.r.N()
-	sc, sd, rc, rd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
-	var send, recv []byte
-	if s := c.bufs[bufSrc].priv; len(s) > 0 {
-		send = pgas.Bytes(s)
-	}
-	if d := c.bufs[bufDst].priv; len(d) > 0 {
-		recv = pgas.Bytes(d)
-	}
+	sc, sd, rc, rd, send, recv := c.nativeArgs()
 	esz := int(c.esz)
 	for _, m := range ms {
 		if m.n == 0 {
@@ -225,6 +217,21 @@ func (c *call[T]) alltoallv(ctx context.Context, nat transport.Collectives, ms [
 		}
 	}
 	return nat.Alltoallv(ctx, send, sc, sd, recv, rc, rd)
+}
+
+// nativeArgs returns what a native all-to-all-v takes: zeroed send and
+// receive counts and displacements, one per rank, and the private
+// buffers as bytes.
+func (c *call[T]) nativeArgs() (sc, sd, rc, rd []int, send, recv []byte) {
+	n := c.r.N()
+	sc, sd, rc, rd = make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+	if s := c.bufs[bufSrc].priv; len(s) > 0 {
+		send = pgas.Bytes(s)
+	}
+	if d := c.bufs[bufDst].priv; len(d) > 0 {
+		recv = pgas.Bytes(d)
+	}
+	return sc, sd, rc, rd, send, recv
 }
 
 // beginNative is begin for a call served by a native collective: the

@@ -309,15 +309,7 @@ func (c *call[T]) pairRound(ctx context.Context, p *pairPlan, inPlace bool, lo, 
 // alltoallvPairs carries a structured plan with the transport's native
 // all-to-all-v, as alltoallv carries a global one.
 func (c *call[T]) alltoallvPairs(ctx context.Context, nat transport.Collectives, p *pairPlan) error {
-	n := c.r.N()
-	sc, sd, rc, rd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
-	var send, recv []byte
-	if s := c.bufs[bufSrc].priv; len(s) > 0 {
-		send = pgas.Bytes(s)
-	}
-	if d := c.bufs[bufDst].priv; len(d) > 0 {
-		recv = pgas.Bytes(d)
-	}
+	sc, sd, rc, rd, send, recv := c.nativeArgs()
 	esz := int(c.esz)
 	p.inOrder(func(j int) {
 		if s := p.send[j]; s.n > 0 {
