@@ -504,10 +504,7 @@ func (x *xfer[K, V]) readPart(b []byte) (reduce.Run[K, V], error) {
 			return e, fmt.Errorf("entry at %d (%d+%d bytes) runs past %d", at, kl, vl, used)
 		}
 		kb, vb := b[at+8:at+8+kl], b[at+8+kl:at+8+kl+vl]
-		k, m, err := x.kc.Decode(kb)
-		if err == nil && m != len(kb) {
-			err = fmt.Errorf("%d bytes after the key", len(kb)-m)
-		}
+		k, err := x.decodeKey(kb)
 		if err != nil {
 			return e, fmt.Errorf("entry at %d: key: %w", at, err)
 		}
@@ -525,6 +522,15 @@ func (x *xfer[K, V]) readPart(b []byte) (reduce.Run[K, V], error) {
 		return e, fmt.Errorf("%d entries in the slots, header says %d", len(e.Keys), count)
 	}
 	return x.s.SortCombined(e), nil // keys are distinct: a sort
+}
+
+// decodeKey decodes a key that is the whole of kb.
+func (x *xfer[K, V]) decodeKey(kb []byte) (K, error) {
+	k, m, err := x.kc.Decode(kb)
+	if err == nil && m != len(kb) {
+		err = fmt.Errorf("%d bytes after the key", len(kb)-m)
+	}
+	return k, err
 }
 
 // nodePart is one partition of the node table as the rank holding its

@@ -293,10 +293,7 @@ func (t *nodeTable[K, V]) warmBatch() {
 func (t *nodeTable[K, V]) overRun() (reduce.Run[K, V], error) {
 	var e reduce.Run[K, V]
 	for kb, n := range t.overKeys {
-		k, m, err := t.x.kc.Decode([]byte(kb))
-		if err == nil && m != len(kb) {
-			err = fmt.Errorf("%d bytes after the key", len(kb)-m)
-		}
+		k, err := t.x.decodeKey([]byte(kb))
 		if err != nil {
 			return e, fmt.Errorf("reduce: a count rank %d held: %w", t.x.r.ID(), err)
 		}
@@ -359,10 +356,7 @@ func (x *xfer[K, V]) readCounts(b []byte, logCap uint) (reduce.Run[K, V], error)
 			return e, fmt.Errorf("entry at %d (%d key bytes) runs past %d", at, kl, end)
 		}
 		kb := b[at+16 : at+16+kl]
-		k, m, err := x.kc.Decode(kb)
-		if err == nil && m != len(kb) {
-			err = fmt.Errorf("%d bytes after the key", len(kb)-m)
-		}
+		k, err := x.decodeKey(kb)
 		if err != nil {
 			return e, fmt.Errorf("entry at %d: key: %w", at, err)
 		}
