@@ -163,3 +163,41 @@ func TestCountLogCap(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCountingTable: ranks count keys of a skewed vocabulary straight
+// into their node's counting table (Count), the path of a rank whose own
+// table is full; per count.
+func BenchmarkCountingTable(b *testing.B) {
+	for _, n := range []int{2, 64} {
+		b.Run(fmt.Sprintf("ranks=%d", n), func(b *testing.B) {
+			const per = 1 << 16
+			words := make([][][]byte, n)
+			for r := range n {
+				words[r] = countWords(r, per, 50000)
+			}
+			o := reduce.Options{Gather: reduce.GatherPartitioned, Node: reduce.NodeOn}
+			b.ResetTimer()
+			for b.Loop() {
+				err := pgas.Run(b.Context(), pgas.Config{Ranks: n}, func(ctx context.Context, r *pgas.Rank) error {
+					st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+					if err != nil {
+						return err
+					}
+					if err := Begin(ctx, r, st, o); err != nil {
+						return err
+					}
+					tab := st.Sink().(*nodeTable[string, int64])
+					for _, w := range words[r.ID()] {
+						tab.Count(w, 1)
+					}
+					_, _, _, err = Collect(ctx, r, st, o)
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*per), "ns/count")
+		})
+	}
+}
