@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # mrrun on the MPI transport: builds mrrun with -tags mpi, runs every app
 # under mpirun at 1, 2 and 4 ranks (4 oversubscribed on 2 cores), with
-# native collectives and without, and checks that each prints the bytes of
-# the seq baseline; then kills one rank in the middle of a job and checks
+# native collectives and without, over shared memory and over TCP, and
+# checks that each prints the bytes of the seq baseline; then kills one rank in the middle of a job and checks
 # that mpirun ends every rank within 5 s and leaves no process behind.
 # Called by .ci/run; needs OpenMPI (mpirun, pkg-config ompi).
 set -euo pipefail
@@ -63,6 +63,29 @@ for np in 2 4; do
   done
 done
 echo "mrrun on mpi, large vocabulary: compared with seq"
+
+# The network path on one host, the closest thing to two nodes: OpenMPI
+# with TCP only between the ranks (no shared memory) and one-sided
+# operations carried as messages (osc pt2pt, which refuses
+# MPI_THREAD_MULTIPLE: the transport asks for MPI_THREAD_SERIALIZED), every
+# app at 2 and 4 ranks with 2 ranks a node (node tables per pair of ranks,
+# pairs crossing "nodes" over TCP), native collectives and not.
+for pair in "${inputs[@]}"; do
+  app=${pair%%:*} in=${pair#*:}
+  "$m" -q --baseline seq --output-format tsv "$app" "$in" > "$tmp/want"
+  for np in 2 4; do
+    for native in 1 0; do
+      if ! PGASMR_MPI_SERIALIZE=1 PGASMR_MPI_NATIVE=$native timeout 120 mpirun --mca btl tcp,self --mca osc pt2pt -np $np "$m" --transport mpi --ranks-per-node 2 -q --output-format tsv "$app" "$in" > "$tmp/got" 2> "$tmp/err"; then
+        echo "FAIL: mpirun (tcp) -np $np mrrun --transport mpi --ranks-per-node 2 $app (native=$native):"; cat "$tmp/err"; fail=1; continue
+      fi
+      runs=$((runs + 1))
+      if ! cmp -s "$tmp/want" "$tmp/got"; then
+        echo "FAIL: mpirun (tcp) -np $np mrrun --transport mpi --ranks-per-node 2 $app (native=$native): output differs from seq"; fail=1
+      fi
+    done
+  done
+done
+echo "mrrun on mpi over tcp: compared with seq"
 
 # The MapReduce-MPI baseline through mrrun (when libmrmpi-dev is there):
 # mpirun -np N mrrun --baseline mrmpi [--compress] prints seq's bytes.

@@ -72,9 +72,13 @@ type Options struct {
 	// and the goroutine's wake-ups slowed 4 MiB collectives by a third); a
 	// negative value turns the goroutine off.
 	Progress time.Duration
-	// Serialize makes the transport serialise its MPI calls with a mutex
-	// even if the library provides MPI_THREAD_MULTIPLE, as it does when
-	// the library provides less. For tests of that mode.
+	// Serialize makes the transport initialise MPI for
+	// MPI_THREAD_SERIALIZED and serialise its MPI calls with a mutex, as
+	// it does when the library provides less than MPI_THREAD_MULTIPLE.
+	// For tests of that mode, and for components that refuse
+	// MPI_THREAD_MULTIPLE (OpenMPI 4's osc pt2pt: one-sided operations
+	// over TCP, mpirun --mca btl tcp,self --mca osc pt2pt). It has no
+	// effect on the thread level if MPI was initialised before Init.
 	Serialize bool
 }
 

@@ -18,13 +18,13 @@ typedef struct { int rc; int64_t v; } pg_i64;
 typedef struct { int rc; void *base; MPI_Win win; } pg_win;
 typedef struct { int rc; MPI_Comm comm; int rank, size; } pg_comm;
 
-static int pg_init(int *provided, int *already) {
+static int pg_init(int required, int *provided, int *already) {
 	int flag = 0;
 	int rc = MPI_Initialized(&flag);
 	if (rc != MPI_SUCCESS) return rc;
 	*already = flag;
 	if (flag) return MPI_Query_thread(provided);
-	return MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, provided);
+	return MPI_Init_thread(NULL, NULL, required, provided);
 }
 
 static int pg_finalized(void) { int f = 0; MPI_Finalized(&f); return f; }
@@ -330,7 +330,15 @@ func Init(o Options) (*Transport, error) {
 func (t *Transport) mainThread(ready chan<- error) {
 	runtime.LockOSThread() // never unlocked: the thread belongs to MPI
 	var provided, already C.int
-	if rc := C.pg_init(&provided, &already); rc != C.MPI_SUCCESS {
+	// Serialize asks for MPI_THREAD_SERIALIZED, not only serialises:
+	// some components refuse a library initialised for
+	// MPI_THREAD_MULTIPLE (OpenMPI 4's osc pt2pt, one-sided operations
+	// over TCP).
+	required := C.pg_thread_multiple()
+	if t.opts.Serialize {
+		required = C.pg_thread_serialized()
+	}
+	if rc := C.pg_init(required, &provided, &already); rc != C.MPI_SUCCESS {
 		ready <- fmt.Errorf("mpi: MPI_Init_thread: %s", errorString(rc))
 		return
 	}
@@ -356,7 +364,7 @@ func (t *Transport) mainThread(ready chan<- error) {
 	C.pg_library(buf)
 	t.library = strings.TrimSpace(C.GoString(buf))
 	C.free(unsafe.Pointer(buf))
-	if t.serial {
+	if t.serial && !t.opts.Serialize {
 		fmt.Fprintf(os.Stderr, "pgasmr: mpi: the MPI library provides %s, not MPI_THREAD_MULTIPLE: all MPI calls are serialised\n", t.level)
 	}
 	t.serial = t.serial || t.opts.Serialize

@@ -19,7 +19,9 @@ import (
 // takes the path of transfers too large for one MPI call, and once with
 // every MPI call serialised by the transport's mutex, as with a library
 // that is not MPI_THREAD_MULTIPLE, and a progress goroutine (which ranks
-// on one node do not start by default).
+// on one node do not start by default), and at 2 and 4 ranks over
+// OpenMPI's network path (tcpEnv), the closest thing to two nodes one
+// host runs.
 func TestSuites(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -33,8 +35,16 @@ func TestSuites(t *testing.T) {
 		{"ranks=4/no-native", 4, false, []string{mpi.EnvNative + "=0"}},
 		{"ranks=3/native/chunk=4096", 3, true, []string{mpi.EnvChunkBytes + "=4096"}},
 		{"ranks=2/native/serialized/progress", 2, true, []string{mpi.EnvSerialize + "=1", mpi.EnvProgress + "=1ms"}},
+		// The network path on one host: no shared memory between the
+		// ranks (btl tcp), one-sided operations as messages (osc pt2pt,
+		// which refuses MPI_THREAD_MULTIPLE, so serialised).
+		{"ranks=2/native/serialized/tcp", 2, true, append(tcpEnv(), mpi.EnvSerialize+"=1")},
+		{"ranks=4/no-native/serialized/tcp", 4, false, append(tcpEnv(), mpi.EnvSerialize+"=1", mpi.EnvNative+"=0")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.HasSuffix(tc.name, "/tcp") && mpi.Flavour != "OpenMPI" {
+				t.Skipf("the TCP cases set OpenMPI's components; this is %s", mpi.Flavour)
+			}
 			res := launch(t, tc.ranks, "suites", "", tc.env...)
 			if res.err != nil {
 				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
@@ -62,6 +72,11 @@ func TestSuites(t *testing.T) {
 		})
 	}
 }
+
+// tcpEnv makes OpenMPI run a job over its network path even on one host:
+// the TCP byte transfer layer only, and one-sided operations carried as
+// point-to-point messages.
+func tcpEnv() []string { return []string{"OMPI_MCA_btl=tcp,self", "OMPI_MCA_osc=pt2pt"} }
 
 // TestWrappedNative: a stack of the wrappers of package wrap (counting
 // outermost) over the MPI transport keeps MPI's native collectives: every
