@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"time"
 )
 
 // PaperGB is the byte count of the "GB" in seeds/000's bandwidths: 1000
@@ -150,4 +152,29 @@ func times(n int64, t float64) float64 {
 		return 0
 	}
 	return float64(n) * t
+}
+
+// String formats the SpMV parameters in readable units (GB = 10^9 bytes),
+// those that are zero (unmeasured, or the paper's fallback) left out.
+func (p Params) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "W_priv %.3g GB/s x%d workers, CL %d B", p.WPriv/1e9, p.Workers, p.CacheLine)
+	for _, f := range []struct {
+		name string
+		v    float64
+		bw   bool
+	}{
+		{"W_local", p.WLocal, true}, {"tau_local", p.TauLocal, false}, {"msg_local", p.MsgLocal, false},
+		{"W_rem", p.WRem, true}, {"tau", p.Tau, false}, {"msg_remote", p.MsgRemote, false},
+		{"barrier", p.Barrier, false},
+	} {
+		switch {
+		case f.v == 0:
+		case f.bw:
+			fmt.Fprintf(&b, ", %s %.3g GB/s", f.name, f.v/1e9)
+		default:
+			fmt.Fprintf(&b, ", %s %s", f.name, time.Duration(math.Round(f.v*1e9)))
+		}
+	}
+	return b.String()
 }

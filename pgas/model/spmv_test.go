@@ -154,3 +154,11 @@ func TestPredictPanicsOnUnknownStrategy(t *testing.T) {
 	}()
 	model.Predict(model.PaperParams(64), handProblem(), model.Strategy(9))
 }
+
+func TestParamsString(t *testing.T) {
+	got := model.PaperParams(64).String()
+	want := "W_priv 4.92 GB/s x16 workers, CL 64 B, W_rem 6.29 GB/s, tau 3.4µs"
+	if got != want {
+		t.Errorf("PaperParams(64).String() = %q; want %q", got, want)
+	}
+}
