@@ -1,0 +1,109 @@
+package tmpdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// owner is what a directory's name says about the process that made it.
+type owner struct {
+	pid   int
+	start int64  // clock ticks since boot; 0: unknown
+	ns    uint64 // pid namespace inode; 0: unknown
+}
+
+// self is this process.
+func self() owner {
+	pid := os.Getpid()
+	p, _ := inspect(pid) // unknown fields stay 0
+	return owner{pid: pid, start: p.start, ns: p.ns}
+}
+
+// Make creates a new directory in parent (os.TempDir() if "") with mode
+// 0700, named prefix + "<pid>-<start>-<ns>-<random>" for this process, and
+// returns its path. The caller removes it (os.RemoveAll) when done.
+func Make(parent, prefix string) (string, error) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	o := self()
+	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s%d-%d-%d-*", prefix, o.pid, o.start, o.ns))
+	if err != nil {
+		return "", fmt.Errorf("tmpdir: %w", err)
+	}
+	return dir, nil
+}
+
+// parse reads the owner out of a name Make gave, or reports false.
+func parse(name, prefix string) (owner, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return owner{}, false
+	}
+	f := strings.Split(rest, "-")
+	if len(f) != 4 {
+		return owner{}, false
+	}
+	pid, err1 := strconv.Atoi(f[0])
+	start, err2 := strconv.ParseInt(f[1], 10, 64)
+	ns, err3 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || pid <= 0 || start < 0 || f[3] == "" {
+		return owner{}, false
+	}
+	return owner{pid: pid, start: start, ns: ns}, true
+}
+
+// dead reports whether o's process is provably gone, as seen from me.
+func (o owner) dead(me owner) bool {
+	if o.ns != me.ns {
+		return false // another pid namespace: its pids are not ours to look up
+	}
+	if o.pid == me.pid {
+		return o.start != me.start && o.start != 0 && me.start != 0
+	}
+	p, exists := inspect(o.pid)
+	switch {
+	case !exists:
+		return true
+	case p.zombie:
+		return true // exited; only its parent has not reaped it yet
+	case o.start != 0 && p.start != 0 && p.start != o.start:
+		return true // the pid was reused
+	}
+	return false
+}
+
+// CleanStale removes the directories in parent (os.TempDir() if "") that
+// Make named with prefix for a process that is provably dead (see the
+// package doc), with what they hold, and returns their paths. Errors (a
+// directory it may not remove) are joined; the others are still removed.
+func CleanStale(parent, prefix string) ([]string, error) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, fmt.Errorf("tmpdir: clean stale directories: %w", err)
+	}
+	me := self()
+	var removed []string
+	var errs []error
+	for _, e := range ents {
+		o, ok := parse(e.Name(), prefix)
+		if !ok || !e.IsDir() || !o.dead(me) {
+			continue
+		}
+		path := filepath.Join(parent, e.Name())
+		if err := os.RemoveAll(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("tmpdir: remove stale directory: %w", err))
+			continue
+		}
+		removed = append(removed, path)
+	}
+	return removed, errors.Join(errs...)
+}
