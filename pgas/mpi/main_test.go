@@ -113,16 +113,25 @@ var jobSeq int
 
 // mpirunPath finds the launcher, or skips the test.
 func mpirunPath(t testing.TB) string {
-	name := "mpirun"
+	// The flavour's own launcher first: with OpenMPI and MPICH both
+	// installed (Debian's alternatives), mpirun and mpiexec are one of
+	// them.
+	names := []string{"mpirun.openmpi", "mpirun"}
 	if mpi.Flavour == "MPICH" {
-		name = "mpiexec"
+		names = []string{"mpiexec.mpich", "mpiexec.hydra", "mpiexec"}
 	}
-	p, err := exec.LookPath(name)
+	var p string
+	var err error
+	for _, name := range names {
+		if p, err = exec.LookPath(name); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		if os.Getenv(envRequire) != "" {
-			t.Fatalf("%s not found: %v", name, err)
+			t.Fatalf("no launcher (%v): %v", names, err)
 		}
-		t.Skipf("%s not found: %v", name, err)
+		t.Skipf("no launcher (%v): %v", names, err)
 	}
 	return p
 }
