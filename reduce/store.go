@@ -26,6 +26,9 @@ type Number = elem.Number
 // The kind of container is chosen once, when the store is made: each is
 // its own type behind the container interface, and Emitter hands out the
 // chosen one's emit method, so the hot path tests nothing per pair.
+//
+// Under a memory budget (SetSpill) a store writes sorted runs of its
+// pairs to temporary files and merges them back when drained.
 type Store[K comparable, V any] struct {
 	comb Combiner[V]
 	cmp  func(a, b K) int
@@ -34,7 +37,9 @@ type Store[K comparable, V any] struct {
 	enc  func([]byte, K) []byte // keys ordered by this encoding (NewEncodedHashStore), or nil
 
 	c     container[K, V]
-	emit  func(K, V)  // c's emit, bound on its concrete type once
+	emit  func(K, V)  // raw, or raw charging the spill budget (SetSpill)
+	raw   func(K, V)  // c's emit, bound on its concrete type once
+	sp    spilling    // SetSpill
 	runs  []Run[K, V] // combined runs added whole (AddRun)
 	loose []Run[K, V] // combined pairs added whole in no order (AddPairs)
 	state
@@ -96,6 +101,10 @@ type container[K comparable, V any] interface {
 	// container skips the sort.
 	pairs() Run[K, V]
 	reset()
+	// charged returns an emit that also calls charge for each pair that
+	// grows the container: a new key (fresh), or, keeping all values,
+	// any value it keeps.
+	charged(charge func(k K, v V, fresh bool)) func(K, V)
 }
 
 // Option configures a Store.
@@ -235,6 +244,7 @@ func NewArrayStore[K Integer, V any](size int, comb Combiner[V], opts ...Option[
 }
 
 func (s *Store[K, V]) finish(opts []Option[K, V]) (*Store[K, V], error) {
+	s.raw = s.emit
 	for _, o := range opts {
 		o(s)
 	}
@@ -279,11 +289,13 @@ func (s *Store[K, V]) Emit(k K, v V) { s.emit(k, v) }
 
 // Emitter returns the emit function of the store's container: Emit
 // without the store's indirection, the function package mr hands to map
-// functions. It stays valid across Reset.
+// functions. It stays valid across Reset; SetSpill replaces it.
 func (s *Store[K, V]) Emitter() func(K, V) { return s.emit }
 
 // Err returns the first error Emit recorded (a key outside an array
-// container), or nil.
+// container, a spill that failed), or nil. After Drain or DrainCombined of
+// a store that spilled, it returns the error reading a spilled run back
+// (what Drain returned is then short of that run's pairs), or nil.
 func (s *Store[K, V]) Err() error { return s.err }
 
 // Emitted returns the number of pairs emitted since the store was made or
@@ -291,11 +303,17 @@ func (s *Store[K, V]) Err() error { return s.err }
 func (s *Store[K, V]) Emitted() int64 { return s.emitted }
 
 // Keys returns the number of distinct keys held; a key of a run added
-// with AddRun counts once per run it is in.
+// with AddRun counts once per run it is in, and a spilled key once per
+// spilled run.
 func (s *Store[K, V]) Keys() int {
 	n := s.c.keys()
 	for _, e := range s.runs {
 		n += len(e.Keys)
+	}
+	for _, fs := range s.sp.files {
+		for _, f := range fs {
+			n += int(f.keys)
+		}
 	}
 	return n
 }
@@ -306,7 +324,8 @@ func (s *Store[K, V]) Keys() int {
 // container. At Drain the values of a key combine in this order: those
 // emitted one by one first, then each run's in the order added. The run's
 // slices belong to the store. A store that keeps all values takes no
-// runs.
+// runs. If the run takes the store past its spill budget (SetSpill), the
+// store spills, and returns the spill's error.
 func (s *Store[K, V]) AddRun(e Run[K, V]) error {
 	if s.comb.KeepsAll() {
 		return fmt.Errorf("reduce: AddRun on a store that keeps all values")
@@ -322,6 +341,12 @@ func (s *Store[K, V]) AddRun(e Run[K, V]) error {
 	s.emitted += int64(len(e.Keys))
 	if len(e.Keys) > 0 {
 		s.runs = append(s.runs, e)
+		if s.sp.sp != nil {
+			s.sp.mem[partRuns] += s.runBytes(e)
+		}
+	}
+	if s.overBudget() {
+		return s.spill()
 	}
 	return nil
 }
@@ -332,7 +357,9 @@ func (s *Store[K, V]) AddRun(e Run[K, V]) error {
 // those of the emitted pairs and of the runs; DrainCombined, which the reduce
 // stage uses when the ranks of a node combine their pairs in a node-level
 // table, does not. The slices belong to the store. A store that keeps all
-// values takes no pairs this way.
+// values takes no pairs this way. If the pairs take the store past its
+// spill budget (SetSpill), the store spills, and returns the spill's
+// error.
 func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
 	if s.comb.KeepsAll() {
 		return fmt.Errorf("reduce: AddPairs on a store that keeps all values")
@@ -342,14 +369,23 @@ func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
 	}
 	s.emitted += int64(len(keys))
 	if len(keys) > 0 {
-		s.loose = append(s.loose, Run[K, V]{Keys: keys, Vals: vals})
+		e := Run[K, V]{Keys: keys, Vals: vals}
+		s.loose = append(s.loose, e)
 		s.held += len(keys)
+		if s.sp.sp != nil {
+			s.sp.mem[partLoose] += s.runBytes(e)
+		}
 	}
 	if s.sinkErr != nil {
 		return s.sinkErr // the job is failing: stop at once, wait on nothing
 	}
 	if s.sink != nil && !s.sinkFull && 2*s.held >= s.budget {
-		return s.toSink()
+		if err := s.toSink(); err != nil {
+			return err
+		}
+	}
+	if s.overBudget() {
+		return s.spill()
 	}
 	return nil
 }
@@ -357,7 +393,7 @@ func (s *Store[K, V]) AddPairs(keys []K, vals []V) error {
 // toSink hands the loose pairs to the sink and keeps what it leaves.
 func (s *Store[K, V]) toSink() error {
 	e := concat(s.loose)
-	s.loose, s.held = nil, 0
+	s.loose, s.held, s.sp.mem[partLoose] = nil, 0, 0
 	left, err := s.sink.Take(e)
 	if err != nil {
 		s.sinkErr = err
@@ -365,25 +401,35 @@ func (s *Store[K, V]) toSink() error {
 	}
 	if len(left.Keys) > 0 {
 		s.loose, s.held, s.sinkFull = []Run[K, V]{left}, len(left.Keys), true
+		if s.sp.sp != nil {
+			s.sp.mem[partLoose] = s.runBytes(left)
+		}
 	}
 	return nil
 }
 
-// Reset empties the store, keeping its kind, combiner and codecs.
+// Reset empties the store, keeping its kind, combiner, codecs, sink and
+// spill settings; it removes the runs it spilled.
 func (s *Store[K, V]) Reset() {
 	s.c.reset()
 	s.runs = nil
 	s.loose, s.held, s.sinkFull = nil, 0, false
 	s.state = state{}
+	s.removeSpilled()
+	s.sp.failed = false
 }
 
 // DrainCombined returns the store's pairs, each combined within the part
-// of the store that holds it (the container, each run, each AddPairs), in
-// no particular order, and empties the store: a key may appear once per
-// part. A store that keeps all values drains sorted (Drain).
+// of the store that holds it (the container, each run, each AddPairs, each
+// spilled run), in no particular order, and empties the store: a key may
+// appear once per part. A store that keeps all values drains sorted
+// (Drain). A spilled run that cannot be read back is recorded in Err.
 func (s *Store[K, V]) DrainCombined() Run[K, V] {
 	if s.comb.KeepsAll() {
 		return s.Drain()
+	}
+	if s.spilled() {
+		return s.drainCombinedSpilled()
 	}
 	e := concat(append(append([]Run[K, V]{s.c.pairs()}, s.runs...), s.loose...))
 	s.Reset()
@@ -438,7 +484,15 @@ func (s *Store[K, V]) SortCombined(e Run[K, V]) Run[K, V] {
 }
 
 // Drain returns the store's pairs as a sorted run and empties the store.
+// A store that spilled (SetSpill) merges its spilled runs with the pairs
+// in memory (DrainStream), removes their files, and returns the same run
+// as if it had not spilled, for every combiner exactly associative (not a
+// floating-point Sum, whose additions regroup). A spilled run that cannot
+// be read back is recorded in Err.
 func (s *Store[K, V]) Drain() Run[K, V] {
+	if s.spilled() {
+		return s.drainSpilled()
+	}
 	for _, l := range s.loose {
 		s.runs = append(s.runs, s.SortCombined(l))
 	}
@@ -479,6 +533,16 @@ func (c *hashCombined[K, V]) emit(k K, v V) {
 }
 
 func (c *hashCombined[K, V]) keys() int { return len(c.h) }
+
+func (c *hashCombined[K, V]) charged(charge func(K, V, bool)) func(K, V) {
+	return func(k K, v V) {
+		n := len(c.h)
+		c.emit(k, v)
+		if len(c.h) != n {
+			charge(k, v, true)
+		}
+	}
+}
 
 // reset drops the map and values rather than clearing them: a drained
 // store's memory goes back to the collector while the pairs move on.
@@ -525,6 +589,14 @@ func (c *hashAll[K, V]) emit(k K, v V) {
 
 func (c *hashAll[K, V]) keys() int { return len(c.ha) }
 
+func (c *hashAll[K, V]) charged(charge func(K, V, bool)) func(K, V) {
+	return func(k K, v V) {
+		n := len(c.ha)
+		c.emit(k, v)
+		charge(k, v, len(c.ha) != n)
+	}
+}
+
 func (c *hashAll[K, V]) reset() { c.ha = map[K][]val[V]{} }
 
 func (c *hashAll[K, V]) pairs() Run[K, V] { return c.sorted() }
@@ -563,6 +635,25 @@ func (a *arrayBase[K]) slot(k K) int {
 	return -1
 }
 
+// held reports whether k is in range and whether its slot holds a value.
+func (a *arrayBase[K]) held(k K) (in, has bool) {
+	if i := uint64(int64(k)); i < uint64(len(a.has)) {
+		return true, a.has[i]
+	}
+	return false, false
+}
+
+// chargedArray is charged for an array container whose emit is emit.
+func chargedArray[K Integer, V any](a *arrayBase[K], emit func(K, V), all bool, charge func(K, V, bool)) func(K, V) {
+	return func(k K, v V) {
+		in, has := a.held(k)
+		emit(k, v)
+		if in && (all || !has) {
+			charge(k, v, !has)
+		}
+	}
+}
+
 func (a *arrayBase[K]) keys() int {
 	n := 0
 	for _, h := range a.has {
@@ -591,6 +682,10 @@ func (c *arrayCombined[K, V]) emit(k K, v V) {
 	} else {
 		c.vals[i], c.has[i] = v, true
 	}
+}
+
+func (c *arrayCombined[K, V]) charged(charge func(K, V, bool)) func(K, V) {
+	return chargedArray(&c.arrayBase, c.emit, false, charge)
 }
 
 func (c *arrayCombined[K, V]) reset() {
@@ -628,6 +723,10 @@ func (c *arraySum[K, V]) emit(k K, v V) {
 	c.slot(k) // records the error
 }
 
+func (c *arraySum[K, V]) charged(charge func(K, V, bool)) func(K, V) {
+	return chargedArray(&c.arrayBase, c.emit, false, charge)
+}
+
 // arrayAll is an array container keeping every value with its tag.
 type arrayAll[K Integer, V any] struct {
 	arrayBase[K]
@@ -643,6 +742,10 @@ func (c *arrayAll[K, V]) emit(k K, v V) {
 	c.vals[i] = append(c.vals[i], val[V]{v, c.st.cur})
 	c.has[i] = true
 	c.st.cur.Seq++
+}
+
+func (c *arrayAll[K, V]) charged(charge func(K, V, bool)) func(K, V) {
+	return chargedArray(&c.arrayBase, c.emit, true, charge)
 }
 
 func (c *arrayAll[K, V]) reset() {
