@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,7 +40,8 @@ of the job (reading included), the throughput in MB/s (10^6 input bytes
 per second) and the speed-up against seq (seq's median / this median,
 same app and input). seq always runs: it is the reference for the
 speed-up, and every run's output must be byte-identical to seq's (a
-mismatch is an error). Baselines report ranks 1 (seq) and GOMAXPROCS
+mismatch is an error; --external commands' outputs are not compared: see
+below). Baselines report ranks 1 (seq) and GOMAXPROCS
 (goroutines).
 
 Modes (combine with +, e.g. cyclic+no-collectives; the form mrrun --mode
@@ -54,12 +56,31 @@ takes and that every job's options print as):
                    the gather mode
   root=N           the rank that gets the result
 
+External commands (--external [APP:]NAME=COMMAND, repeatable) put any
+tool beside pgasmr in the same rounds (same warm-up, reps and order) and
+the same table, JSON and plot: NAME gets a row per rank count of --ranks,
+for every app of --apps, or for APP only. COMMAND runs under sh -c with
+{input} replaced by the app's input path (several --input paths: each,
+separated by spaces), already quoted for sh (so write {input}, not
+'{input}'), and {ranks} by the row's rank count; {input} is required.
+Like an --exec run it is timed as a whole process (sh's start included),
+from start to exit; its exit status is checked (a failure stops the bench,
+naming NAME, the command and its stderr's first lines), its output is
+discarded and not compared with seq's: its rows say so (NAME* and a
+footnote in the table, "external" in the JSON). NAME (letters, digits,
+'.', '_', '-') must not be a baseline, a mode or an app, and is given
+once per app. For example Phoenix++, which takes its thread count from
+MR_NUMTHREADS:
+  mrrun bench --exec --apps wordcount --ranks 1,2 --input wordcount=big.txt \
+      --external 'wordcount:phoenix=MR_NUMTHREADS={ranks} ./word_count {input}'
+
 Flags:
 `
 
 // benchFlags are the flags of mrrun bench.
 type benchFlags struct {
 	apps, modes, baselines, inputs []string
+	externals                      []string
 	ranks, size, dir, plot         string
 	transport                      string
 	reps, warmup, messages         int
@@ -85,6 +106,7 @@ func (f *benchFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.size, "size", "32MB", "size of each app's generated input (k, MB, MiB, ... suffixes)")
 	fs.IntVar(&f.messages, "messages", 0, "spamcount: messages to generate (default: --size / 4000, about 4 kB each)")
 	fs.StringArrayVar(&f.inputs, "input", nil, "APP=PATH: use PATH (file or directory) as APP's input instead of generating one (repeatable)")
+	fs.StringArrayVar(&f.externals, "external", nil, "[APP:]NAME=COMMAND: also time COMMAND (run by sh -c; {input}: the app's input path, quoted; {ranks}: the row's rank count) at every --ranks count, as rows NAME, output not compared (repeatable; APP: for that app only; see above)")
 	fs.StringVar(&f.dir, "dir", "", "keep generated inputs in DIR and reuse them on the next run (default: a temporary directory, removed at the end)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the generated inputs")
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
@@ -161,6 +183,7 @@ type benchPlan struct {
 	warmup    int    // untimed runs before them
 	plotFmt   string // "", "png" or "svg"
 	exec      bool   // every job a fresh mrrun process
+	externals []benchExternal
 }
 
 // plan checks the flags.
@@ -261,6 +284,21 @@ func (f *benchFlags) plan(fs *pflag.FlagSet) (benchPlan, error) {
 		}
 		p.inputs[a.name] = append(p.inputs[a.name], path)
 	}
+	for _, v := range f.externals {
+		e, err := parseExternal(v)
+		if err != nil {
+			return p, err
+		}
+		if e.app != "" && !slices.ContainsFunc(p.apps, func(a *app) bool { return a.name == e.app }) {
+			return p, usagef("--external %q: %s is not in --apps", v, e.app)
+		}
+		for _, o := range p.externals {
+			if o.name == e.name && (o.app == "" || e.app == "" || o.app == e.app) {
+				return p, usagef("--external %q: %s is given twice for %s", v, e.name, cmp.Or(e.app, o.app, "the same apps"))
+			}
+		}
+		p.externals = append(p.externals, e)
+	}
 	if f.plot != "" {
 		switch strings.ToLower(filepath.Ext(f.plot)) {
 		case ".png":
@@ -307,7 +345,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--dir: %w", err)
 	}
 
-	var results []bench.Result
+	if len(p.externals) > 0 && !p.exec {
+		progress("note: external commands are timed as whole processes, pgasmr's jobs in this process; --exec times both alike")
+	}
+	var rows []benchRow
 	for _, a := range p.apps {
 		inputs := p.inputs[a.name]
 		if inputs == nil {
@@ -321,25 +362,25 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		results = append(results, rs...)
+		rows = append(rows, rs...)
 	}
 
 	// The numbers first: a plot that cannot be written must not lose them.
 	if f.json {
 		b, err := json.MarshalIndent(struct {
-			Results []bench.Result `json:"results"`
-		}{results}, "", "  ")
+			Results []benchRow `json:"results"`
+		}{rows}, "", "  ")
 		if err != nil {
 			return err
 		}
 		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := bench.WriteTable(stdout, results); err != nil {
+	} else if err := writeBenchTable(stdout, rows); err != nil {
 		return err
 	}
 	if p.plotFmt != "" {
-		if err := writeFileAtomic(ctx, f.plot, func(w io.Writer) error { return bench.WritePlot(w, p.plotFmt, results) }); err != nil {
+		if err := writeFileAtomic(ctx, f.plot, func(w io.Writer) error { return bench.WritePlot(w, p.plotFmt, plotResults(rows)) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", f.plot, err)
 		}
 	}
@@ -421,21 +462,31 @@ func inputBytes(paths []string) (int64, error) {
 }
 
 // benchApp runs every configuration of a on inputs: the baselines (seq
-// first), then every mode on every rank count. Repetitions are
-// interleaved, round by round over all the configurations, so that a
-// machine whose speed drifts (a shared host) slows every configuration
-// alike instead of the ones that happened to run last.
-func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transport string, progress func(string, ...any)) ([]bench.Result, error) {
+// first), the external commands, then every mode on every rank count.
+// Repetitions are interleaved, round by round over all the
+// configurations, so that a machine whose speed drifts (a shared host)
+// slows every configuration alike instead of the ones that happened to run
+// last.
+func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transport string, progress func(string, ...any)) ([]benchRow, error) {
 	size, err := inputBytes(inputs)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s input: %w", a.name, err)
 	}
 	base := jobOpts{Options: mr.Options{}.Resolve(a.defaults)}
-	var configs []*bench.Config
+	var (
+		configs []*bench.Config
+		exts    []*benchExternal // configs[i]'s external command, nil for pgasmr's and the baselines
+		refOut  []byte           // the latest output of configs[0], seq
+	)
 	add := func(label string, spec jobSpec, r bench.Result) {
 		configs = append(configs, &bench.Config{Label: label, Result: r, Run: func(ctx context.Context) ([]byte, time.Duration, error) {
-			return benchRun(ctx, spec, p.exec)
+			out, took, err := benchRun(ctx, spec, p.exec)
+			if spec.baseline == "seq" {
+				refOut = out
+			}
+			return out, took, err
 		}})
+		exts = append(exts, nil)
 	}
 	for _, b := range p.baselines {
 		if b == "mrmpi" {
@@ -453,6 +504,26 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 				bench.Result{Ranks: n, Baseline: "mrmpi", Transport: "mpi"})
 		}
 	}
+	for i := range p.externals {
+		e := &p.externals[i]
+		if !e.forApp(a.name) {
+			continue
+		}
+		for _, n := range p.ranks {
+			command := e.expand(inputs, n)
+			// Measure checks every output against seq's; an external's is
+			// not comparable, so its run hands back seq's latest output (seq
+			// is configs[0] and runs first in every round) and only its exit
+			// status counts.
+			configs = append(configs, &bench.Config{Label: fmt.Sprintf("external %s ranks=%d", e.name, n),
+				Result: bench.Result{Ranks: n, Baseline: e.name},
+				Run: func(ctx context.Context) ([]byte, time.Duration, error) {
+					took, err := runExternal(ctx, command)
+					return refOut, took, err
+				}})
+			exts = append(exts, e)
+		}
+	}
 	for _, m := range p.modes {
 		o, ok := m.jobOpts(a)
 		if !ok {
@@ -465,7 +536,18 @@ func benchApp(ctx context.Context, a *app, inputs []string, p benchPlan, transpo
 					Gather: o.Gather.String(), Collectives: o.Transfer == reduce.Collective})
 		}
 	}
-	return bench.Measure(ctx, a.name, size, configs, p.warmup, p.reps, progress)
+	results, err := bench.Measure(ctx, a.name, size, configs, p.warmup, p.reps, progress)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]benchRow, len(results))
+	for i, r := range results {
+		rows[i].Result = r
+		if e := exts[i]; e != nil {
+			rows[i].External = &benchExternalJSON{Command: e.command}
+		}
+	}
+	return rows, nil
 }
 
 // benchRun runs spec once, as a fresh process (exec, or MapReduce-MPI,

@@ -257,6 +257,8 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--input", "wordcount"}, "--input"},
 		{[]string{"--apps", "histogram", "--input", "wordcount=x"}, "not in --apps"},
 		{[]string{"--transport", "mpi"}, "built without MPI"},
+		{[]string{"--external", "p=cat input"}, "the command has no {input}"},
+		{[]string{"--external", "goroutines=cat {input}"}, `name "goroutines" is a built-in configuration`},
 		{[]string{"--nosuch"}, "--nosuch"},
 		{[]string{"extra"}, "no arguments"},
 	} {
