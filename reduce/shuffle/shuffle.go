@@ -38,6 +38,11 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	} else {
 		local = s.Drain()
 	}
+	if err := s.Err(); err != nil {
+		// A spilled run that could not be read back (reduce.Spill): the
+		// drained pairs are not all there.
+		return nil, false, st, err
+	}
 	st.Combine = time.Since(t0)
 	if node {
 		t0 = time.Now()

@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -648,4 +651,39 @@ func abbrev(v any) string {
 		return fmt.Sprintf("%.60s...(%d chars)", s, len(s))
 	}
 	return s
+}
+
+// TestCollectSpillError: a store whose spilled run cannot be read back
+// fails Collect with the store's error instead of moving what is left.
+func TestCollectSpillError(t *testing.T) {
+	sp := &reduce.Spill{Dir: t.TempDir()}
+	defer sp.Close()
+	err := pgas.Run(t.Context(), pgas.Config{Ranks: 1}, func(ctx context.Context, r *pgas.Rank) error {
+		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+		if err != nil {
+			return err
+		}
+		st.SetSpill(sp, 256)
+		emit := st.Emitter()
+		for i := range 2000 {
+			emit(fmt.Sprint("k", i), 1)
+		}
+		if files, _ := st.Spilled(); files == 0 {
+			return fmt.Errorf("nothing spilled")
+		}
+		names, _ := filepath.Glob(filepath.Join(sp.Path(), "*"))
+		for _, n := range names {
+			if err := os.Truncate(n, 10); err != nil {
+				return err
+			}
+		}
+		_, _, _, err = Collect(ctx, r, st, reduce.Options{Gather: reduce.GatherRoot})
+		if !errors.Is(err, reduce.ErrCorruptSpill) {
+			return fmt.Errorf("Collect after a truncated spill file: %v, want ErrCorruptSpill", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
