@@ -50,6 +50,10 @@ type Config struct {
 	Label  string // in progress lines: "ranks=2 default"
 	Result Result
 	Run    func(ctx context.Context) (out []byte, took time.Duration, err error)
+	// Unchecked: the run's output is not compared with the reference's
+	// (another tool's, whose output format is its own); only its error
+	// counts. It cannot be the reference.
+	Unchecked bool
 }
 
 // Measure runs every configuration warmup times untimed, then reps timed
@@ -61,6 +65,9 @@ type Config struct {
 func Measure(ctx context.Context, app string, inputBytes int64, configs []*Config, warmup, reps int, progress func(format string, args ...any)) ([]Result, error) {
 	if len(configs) == 0 || reps < 1 {
 		return nil, fmt.Errorf("bench: %d configurations, %d repetitions", len(configs), reps)
+	}
+	if configs[0].Unchecked {
+		return nil, fmt.Errorf("bench: the reference %s is unchecked", configs[0].Label)
 	}
 	if progress == nil {
 		progress = func(string, ...any) {}
@@ -77,6 +84,9 @@ func Measure(ctx context.Context, app string, inputBytes int64, configs []*Confi
 				return 0, ctx.Err()
 			}
 			return 0, fmt.Errorf("bench: %s %s: %w", app, c.Label, err)
+		}
+		if c.Unchecked {
+			return took, nil
 		}
 		if want == nil {
 			want = bytes.Clone(out)

@@ -98,6 +98,15 @@ func TestMeasure(t *testing.T) {
 	if _, err := Measure(context.Background(), "app", 1, cs, 0, 1, nil); err == nil || !strings.Contains(err.Error(), "app wrong rep 1/1: output differs from seq's: 4 bytes, seq 4; first difference on line 1") {
 		t.Errorf("differing output: %v", err)
 	}
+	// An unchecked run's output is its own: not compared, still timed.
+	cs[1].Unchecked = true
+	if rs, err := Measure(context.Background(), "app", 1, cs, 0, 1, nil); err != nil || len(rs) != 2 || rs[1].MedianS != 1 {
+		t.Errorf("unchecked run: %+v, %v", rs, err)
+	}
+	cs[0].Unchecked = true
+	if _, err := Measure(context.Background(), "app", 1, cs, 0, 1, nil); err == nil || !strings.Contains(err.Error(), "reference seq is unchecked") {
+		t.Errorf("unchecked reference: %v", err)
+	}
 	boom := errors.New("boom")
 	cs = []*Config{{Label: "seq", Run: func(context.Context) ([]byte, time.Duration, error) { return nil, 0, boom }}}
 	if _, err := Measure(context.Background(), "app", 1, cs, 0, 1, nil); !errors.Is(err, boom) || !strings.Contains(err.Error(), "bench: app seq: boom") {
