@@ -144,18 +144,21 @@ func (m *merger[K, V]) advance() {
 	}
 }
 
-func (m *merger[K, V]) down(i int) {
-	h := m.heap
+func (m *merger[K, V]) down(i int) { siftDown(m.heap, i, m.less) }
+
+// siftDown restores the heap order of h (less: the top comes first) below
+// i: the k-way merges' heap of runs.
+func siftDown(h []int, i int, less func(a, b int) bool) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
 			return
 		}
 		c := l
-		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
+		if r := l + 1; r < len(h) && less(h[r], h[l]) {
 			c = r
 		}
-		if !m.less(h[c], h[i]) {
+		if !less(h[c], h[i]) {
 			return
 		}
 		h[i], h[c] = h[c], h[i]

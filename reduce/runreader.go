@@ -216,24 +216,7 @@ func (m *mergeReader[K, V]) advance() {
 	}
 }
 
-func (m *mergeReader[K, V]) down(i int) {
-	h := m.heap
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		c := l
-		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
-			c = r
-		}
-		if !m.less(h[c], h[i]) {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-}
+func (m *mergeReader[K, V]) down(i int) { siftDown(m.heap, i, m.less) }
 
 // ReadAll reads r to its end into a run, as Merge makes one (keys and
 // values in slices of their own, offsets and tags if the store keeps all

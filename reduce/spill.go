@@ -278,26 +278,33 @@ func (s *Store[K, V]) overBudget() bool {
 	return s.sp.sp != nil && !s.sp.failed && s.sp.mem[0]+s.sp.mem[1]+s.sp.mem[2] > s.sp.budget
 }
 
+// partReaders appends readers of the pairs part p of the store holds in
+// memory, sorted and combined, to srcs.
+func (s *Store[K, V]) partReaders(srcs []RunReader[K, V], p int) []RunReader[K, V] {
+	switch p {
+	case partEmitted:
+		if s.c.keys() > 0 {
+			srcs = append(srcs, ReadRun(s.c.sorted()))
+		}
+	case partRuns:
+		for _, e := range s.runs {
+			srcs = append(srcs, ReadRun(e))
+		}
+	case partLoose:
+		for _, e := range s.loose {
+			srcs = append(srcs, ReadRun(s.SortCombined(e)))
+		}
+	}
+	return srcs
+}
+
 // spill writes every part the store holds to a file of its own and
 // empties it. On an error it keeps what it could not write, spills no
 // more, and records and returns the error.
 func (s *Store[K, V]) spill() error {
 	for p := range nParts {
 		var srcs []RunReader[K, V]
-		switch p {
-		case partEmitted:
-			if s.c.keys() > 0 {
-				srcs = append(srcs, ReadRun(s.c.sorted()))
-			}
-		case partRuns:
-			for _, e := range s.runs {
-				srcs = append(srcs, ReadRun(e))
-			}
-		case partLoose:
-			for _, e := range s.loose {
-				srcs = append(srcs, ReadRun(s.SortCombined(e)))
-			}
-		}
+		srcs = s.partReaders(srcs, p)
 		if len(srcs) == 0 {
 			continue
 		}
@@ -441,20 +448,7 @@ func (s *Store[K, V]) DrainStream() (RunReader[K, V], error) {
 		if err != nil {
 			break
 		}
-		switch p {
-		case partEmitted:
-			if s.c.keys() > 0 {
-				srcs = append(srcs, ReadRun(s.c.sorted()))
-			}
-		case partRuns:
-			for _, e := range s.runs {
-				srcs = append(srcs, ReadRun(e))
-			}
-		case partLoose:
-			for _, e := range s.loose {
-				srcs = append(srcs, ReadRun(s.SortCombined(e)))
-			}
-		}
+		srcs = s.partReaders(srcs, p)
 	}
 	if err != nil {
 		err = errors.Join(err, closeAll(srcs))
