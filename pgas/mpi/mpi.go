@@ -925,12 +925,22 @@ func boolInt(b bool) C.int {
 	return 0
 }
 
+// abortGrace is how long Fail waits between reporting its error and
+// aborting the job under MPICH.
+const abortGrace = 100 * time.Millisecond
+
 // Fail reports err on standard error and aborts the MPI job
 // (MPI_Abort(MPI_COMM_WORLD, 1)): the launcher ends every rank, which is
 // how the other ranks learn of the failure. Fail does not return.
 func (e *endpoint) Fail(err error) {
 	e.t.failOnce.Do(func() {
 		fmt.Fprintf(os.Stderr, "pgasmr: mpi rank %d of %d failed: %v (calling MPI_Abort)\n", e.rank, e.size, err)
+		if flavour == "MPICH" {
+			// Hydra forwards a rank's output through its proxy, which
+			// MPI_Abort can kill before the line above is forwarded (1
+			// run in 10 lost it): let it through first.
+			time.Sleep(abortGrace)
+		}
 		e.t.Abort(1)
 	})
 	select {} // another goroutine is aborting the job
