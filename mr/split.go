@@ -155,33 +155,20 @@ func Files(ctx context.Context, size int64, paths ...string) (Input[Split], erro
 // AllFiles is Files as a collective: rank 0 lists the paths, checks the
 // files and cuts them, and every rank gets its splits (BroadcastValue), so
 // that a job stats and opens its input once, not once per rank, and every
-// rank maps the same splits. If rank 0 fails, every rank fails with its
-// error.
+// rank maps the same splits. If rank 0 fails, every rank fails, each with
+// Files' own error (every other rank then runs Files itself).
 func AllFiles(ctx context.Context, r *pgas.Rank, size int64, paths ...string) (Input[Split], error) {
-	type listing struct {
-		Splits []Split
-		Failed string
-	}
-	var mine listing
-	if r.ID() == 0 {
+	splits, err := fromRoot(ctx, r, func() ([]Split, error) {
 		in, err := Files(ctx, size, paths...)
 		if err != nil {
-			mine.Failed = err.Error()
-		} else {
-			mine.Splits = in.(*splitInput).splits
+			return nil, err
 		}
-	}
-	got, err := BroadcastValue(ctx, r, mine, 0)
+		return in.(*splitInput).splits, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if got.Failed != "" {
-		if r.ID() == 0 {
-			return nil, errors.New(got.Failed)
-		}
-		return nil, fmt.Errorf("mr: rank 0 could not list the input: %s", got.Failed)
-	}
-	in := &splitInput{splits: got.Splits}
+	in := &splitInput{splits: splits}
 	in.sum()
 	return in, nil
 }

@@ -110,3 +110,39 @@ func BroadcastValue[T any](ctx context.Context, r *pgas.Rank, v T, root int) (T,
 	}
 	return out, nil
 }
+
+// fromRoot is collective: rank 0 runs f and every rank gets its value
+// (BroadcastValue). If f fails, rank 0 returns its error and every other
+// rank runs f itself, so that it returns f's own error (typed, naming the
+// path at fault) rather than a copy of rank 0's text; a rank whose own
+// run succeeds (what f looks at changed in between) returns an error
+// quoting rank 0's. It is how a job looks at the outside world once
+// instead of once per rank.
+func fromRoot[T any](ctx context.Context, r *pgas.Rank, f func() (T, error)) (T, error) {
+	type result struct {
+		Value  T
+		Failed string // rank 0's error, "" if f succeeded
+	}
+	var mine result
+	var rootErr error
+	if r.ID() == 0 {
+		mine.Value, rootErr = f()
+		if rootErr != nil {
+			mine = result{Failed: rootErr.Error()}
+		}
+	}
+	got, err := BroadcastValue(ctx, r, mine, 0)
+	var zero T
+	switch {
+	case err != nil:
+		return zero, err
+	case rootErr != nil:
+		return zero, rootErr
+	case got.Failed == "":
+		return got.Value, nil
+	}
+	if _, err := f(); err != nil {
+		return zero, err
+	}
+	return zero, fmt.Errorf("mr: rank 0 failed where rank %d did not: %s", r.ID(), got.Failed)
+}

@@ -3,7 +3,6 @@ package mr
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -151,37 +150,18 @@ func ListFiles(ctx context.Context, paths []string, opts ListOptions) ([]File, [
 // a quarter of a second of processor time), and every rank sees the same
 // files even if the tree changes while the job starts.
 //
-// If rank 0 cannot list the paths, every rank lists them itself, so that
-// each returns ListFiles' own error (a *ListError or *NotRegularError, the
-// context's error); a rank whose own listing succeeds then returns an
-// error that gives rank 0's.
+// If rank 0 cannot list the paths, it returns ListFiles' error and every
+// other rank lists them itself, so that each returns ListFiles' own error
+// (a *ListError or *NotRegularError, the context's error); a rank whose
+// own listing succeeds then returns an error that gives rank 0's.
 func AllListFiles(ctx context.Context, r *pgas.Rank, paths []string, opts ListOptions) ([]File, []Skip, error) {
 	type listing struct {
-		Files  []File
-		Skips  []Skip
-		Failed string // rank 0's error, "" if it listed the paths
+		Files []File
+		Skips []Skip
 	}
-	var mine listing
-	if r.ID() == 0 {
+	got, err := fromRoot(ctx, r, func() (listing, error) {
 		files, skips, err := ListFiles(ctx, paths, opts)
-		mine = listing{Files: files, Skips: skips}
-		if err != nil {
-			mine.Failed = err.Error()
-		}
-	}
-	got, err := BroadcastValue(ctx, r, mine, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	if got.Failed == "" {
-		return got.Files, got.Skips, nil
-	}
-	if _, _, err := ListFiles(ctx, paths, opts); err != nil {
-		return nil, nil, err
-	}
-	if r.ID() == 0 {
-		// The tree changed between the two walks: report the first.
-		return nil, nil, fmt.Errorf("mr: listing the input: %s", got.Failed)
-	}
-	return nil, nil, fmt.Errorf("mr: rank 0 could not list the input: %s", got.Failed)
+		return listing{files, skips}, err
+	})
+	return got.Files, got.Skips, err
 }
