@@ -146,8 +146,8 @@ type nodeTable[K comparable, V any] struct {
 	err    error // fold's first error: the table takes nothing after it
 
 	// A counting table's (nodecount.go): its partitions, their slots'
-	// log2, and for string keys of the msgpack codec the codec and a
-	// buffer Count encodes keys in.
+	// log2, and for string keys the store's key codec and a buffer
+	// Count encodes keys in.
 	parts    []countPart
 	logCap   uint
 	str      reduce.Codec[string]

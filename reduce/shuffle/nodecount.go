@@ -154,8 +154,8 @@ func (p *countPart) flush(r *pgas.Rank) {
 	p.gets, p.getB, p.puts, p.putB, p.atomics = 0, 0, 0, 0, 0
 }
 
-// used returns the bytes of a counting partition that were written: the
-// header, the slots and the entries.
+// countUsed returns the bytes of a counting partition that were written:
+// the header, the slots and the entries.
 func countUsed(b []byte, logCap uint) int64 {
 	return min(nodeHdr+8<<logCap+int64(binary.LittleEndian.Uint64(b[16:])), int64(len(b)))
 }
