@@ -191,8 +191,10 @@ func prepareMap[I, K, V any](ctx context.Context, r *pgas.Rank, what string, in 
 	return p, finish, o.reduce, err
 }
 
-// beginReduce starts the reduce stage the map was told of (WithReduce).
+// beginReduce bounds the store's memory under the job's budget (Spill)
+// and starts the reduce stage the map was told of (WithReduce).
 func beginReduce[K comparable, V any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], ro *reduce.Options) error {
+	Spill(r, st)
 	if ro == nil {
 		return nil
 	}
@@ -200,6 +202,24 @@ func beginReduce[K comparable, V any](ctx context.Context, r *pgas.Rank, st *red
 		return fmt.Errorf("mr: node-level table: %w", err)
 	}
 	return nil
+}
+
+// Spill makes st keep to r's share of the job's memory budget
+// (pgas.Config.MemoryBytes, Rank.MemoryShare): past it, the store writes
+// sorted runs to temporary files in pgas.Config.TmpDir
+// (reduce.Store.SetSpill), which ApplyReduce merges back, and which are
+// removed when the rank returns, on every path (pgas.Rank.Cleanup). It
+// does nothing if the job has no budget or st already spills. ApplyMap
+// and ApplyMapArray call it; a job that fills a store by other means
+// (Store.AddRun, a table of its own) calls it before.
+func Spill[K comparable, V any](r *pgas.Rank, st *reduce.Store[K, V]) {
+	share := r.MemoryShare()
+	if share <= 0 || st.Spilling() {
+		return
+	}
+	sp := &reduce.Spill{Dir: r.Config().TmpDir}
+	r.Cleanup(func() { sp.Close() })
+	st.SetSpill(sp, share)
 }
 
 // ApplyMap is collective: it runs f on this rank's share of the input

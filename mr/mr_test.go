@@ -110,10 +110,16 @@ func configs() []config {
 // the concatenation of every rank's sorted lines when each reduced a part.
 func collect(t *testing.T, c config, job func(ctx context.Context, r *pgas.Rank) (mr.Result[string], error)) string {
 	t.Helper()
+	return collectWith(t, c, pgas.Config{Ranks: c.ranks, RanksPerNode: 2}, job)
+}
+
+// collectWith is collect on a job of config cfg.
+func collectWith(t *testing.T, c config, cfg pgas.Config, job func(ctx context.Context, r *pgas.Rank) (mr.Result[string], error)) string {
+	t.Helper()
 	var mu sync.Mutex
 	parts := make([]string, c.ranks)
 	oks := make([]bool, c.ranks)
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: c.ranks, RanksPerNode: 2}, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
 		res, err := job(ctx, r)
 		if err != nil {
 			return err

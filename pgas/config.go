@@ -64,6 +64,16 @@ type Config struct {
 	// JobID names the job for transports that need a name. Empty means a
 	// name made from the process id and time.
 	JobID string
+	// MemoryBytes bounds the memory the intermediate data of a node's
+	// ranks may hold (a node as RanksPerNode defines it: the ranks of one
+	// host, or of one process in-process). Each rank gets an equal share
+	// (Rank.MemoryShare), which the layers above keep to by writing what
+	// they cannot hold to temporary files in TmpDir (package mr sets it on
+	// a job's stores: reduce.Store.SetSpill). Zero means no bound.
+	MemoryBytes int64
+	// TmpDir is the directory temporary files are made in. Empty means
+	// os.TempDir().
+	TmpDir string
 }
 
 // WithDefaults returns c with every zero field replaced by its default.
@@ -110,6 +120,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("pgas: ShutdownTimeout = %v is negative", c.ShutdownTimeout))
+	}
+	if c.MemoryBytes < 0 {
+		errs = append(errs, fmt.Errorf("pgas: MemoryBytes = %d is negative", c.MemoryBytes))
 	}
 	if c.FragmentBytes < 8 {
 		errs = append(errs, fmt.Errorf("pgas: FragmentBytes = %d, want at least 8", c.FragmentBytes))

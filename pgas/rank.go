@@ -28,6 +28,7 @@ type Rank struct {
 	stats   Stats
 	scratch []uint64 // element staging for remote Get/Put
 	world   *Team
+	cleanup []func() // Cleanup's, run last first when the rank returns
 }
 
 func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error) {
@@ -62,6 +63,42 @@ func (r *Rank) N() int { return r.n }
 
 // Config returns the job's configuration with defaults applied.
 func (r *Rank) Config() Config { return r.cfg }
+
+// MemoryShare returns this rank's share of Config.MemoryBytes: the
+// node's budget divided evenly among the ranks of its node, at least 1
+// byte; 0 if the job has no bound.
+func (r *Rank) MemoryShare() int64 {
+	if r.cfg.MemoryBytes <= 0 {
+		return 0
+	}
+	first := r.Node() * r.cfg.RanksPerNode
+	return max(r.cfg.MemoryBytes/int64(min(r.cfg.RanksPerNode, r.n-first)), 1)
+}
+
+// Cleanup registers f to run when the rank's function returns, on every
+// path (an error, a panic, a cancelled job), after the functions
+// registered later: where a layer that makes temporary files for the
+// rank removes them. f runs on the rank's goroutine after its function,
+// before the rank's end barrier.
+func (r *Rank) Cleanup(f func()) { r.cleanup = append(r.cleanup, f) }
+
+// runCleanup runs the functions Cleanup registered, last first; a panic
+// in one does not stop the others, and the first is returned.
+func (r *Rank) runCleanup() (panicked any) {
+	for len(r.cleanup) > 0 {
+		f := r.cleanup[len(r.cleanup)-1]
+		r.cleanup = r.cleanup[:len(r.cleanup)-1]
+		func() {
+			defer func() {
+				if v := recover(); v != nil && panicked == nil {
+					panicked = v
+				}
+			}()
+			f()
+		}()
+	}
+	return panicked
+}
 
 // Node returns the logical node of this rank.
 func (r *Rank) Node() int { return r.NodeOf(r.id) }

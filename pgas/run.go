@@ -271,7 +271,19 @@ func runRank(ctx context.Context, cfg Config, ep transport.Extended, fn func(con
 	if err := r.Barrier(ctx); err != nil {
 		return fmt.Errorf("start barrier: %w", err)
 	}
-	if err := fn(ctx, r); err != nil {
+	err = func() (err error) {
+		defer func() {
+			v := recover()
+			if p := r.runCleanup(); v == nil && p != nil {
+				v = p
+			}
+			if v != nil {
+				err = &PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		return fn(ctx, r)
+	}()
+	if err != nil {
 		return err
 	}
 	if err := r.Barrier(ctx); err != nil {

@@ -160,7 +160,16 @@ type Stats struct {
 	// as ordinary pairs instead.
 	NodePairs    int64
 	NodeOverflow int64
-	Combine      time.Duration
+	// Rounds counts the rounds of a bounded exchange (the store spills:
+	// package reduce/shuffle), 0 for one unbounded exchange.
+	Rounds int64
+	// SpillFiles and SpillBytes count what the rank's store wrote to
+	// temporary files under its memory budget (Store.SetSpill), merges
+	// of spilled files included: everything its Spill has written, since
+	// it was made (package mr makes a store's at its first map).
+	SpillFiles int64
+	SpillBytes int64
+	Combine    time.Duration
 	Node         time.Duration // node-level combining, when it ran
 	Exchange     time.Duration
 	Merge        time.Duration
@@ -174,6 +183,9 @@ func (s *Stats) Add(o Stats) {
 	s.BytesReceived += o.BytesReceived
 	s.NodePairs += o.NodePairs
 	s.NodeOverflow += o.NodeOverflow
+	s.Rounds += o.Rounds
+	s.SpillFiles += o.SpillFiles
+	s.SpillBytes += o.SpillBytes
 	s.Combine += o.Combine
 	s.Node += o.Node
 	s.Exchange += o.Exchange

@@ -185,6 +185,16 @@ func (s *Store[K, V]) SetSpill(sp *Spill, budget int64) {
 	s.emit = s.c.charged(s.charge)
 }
 
+// Spilling reports whether the store spills past a budget (SetSpill).
+func (s *Store[K, V]) Spilling() bool { return s.sp.sp != nil }
+
+// SpillBudget returns the store's budget of bytes in memory (SetSpill), or
+// 0 if it does not spill.
+func (s *Store[K, V]) SpillBudget() int64 { return s.sp.budget }
+
+// SpillTo returns the Spill the store writes to (SetSpill), or nil.
+func (s *Store[K, V]) SpillTo() *Spill { return s.sp.sp }
+
 // Spilled returns the runs the store has spilled and not yet drained,
 // and their bytes.
 func (s *Store[K, V]) Spilled() (files int, bytes int64) {

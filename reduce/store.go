@@ -74,15 +74,28 @@ func (s *Store[K, V]) Sink() Sink[K, V] { return s.sink }
 
 // SinkBudget is the number of distinct keys a map's own combining table
 // (a CountTable) should hand over at, with AddPairs, and start again: the
-// store's budget while a sink takes its pairs, else 0 (keep every key to
-// the end). It bounds the map's memory by the budget, not by the keys of
-// the rank's input.
+// store's budget while a sink takes its pairs; else, for a store that
+// spills (SetSpill), the keys that fill half its bytes at tableKeyBytes a
+// key (the table's slots at half load, its arena, and the strings it
+// hands over); else 0 (keep every key to the end). It bounds the map's
+// memory by the budget, not by the keys of the rank's input.
 func (s *Store[K, V]) SinkBudget() int {
-	if s.sink == nil || s.sinkFull || s.sinkErr != nil {
-		return 0
+	if s.sink != nil && !s.sinkFull && s.sinkErr == nil {
+		return s.budget
 	}
-	return s.budget
+	if s.sp.sp != nil && !s.sp.failed {
+		return int(max(s.sp.budget/2/tableKeyBytes, minTableKeys))
+	}
+	return 0
 }
+
+// What a map's table holds under a spilling store (SinkBudget): about
+// tableKeyBytes a key, and never fewer than minTableKeys keys, so that a
+// tiny budget still hands over in batches rather than key by key.
+const (
+	tableKeyBytes = 128
+	minTableKeys  = 64
+)
 
 // state is what every container shares with its store: the tag of the
 // next kept value, the pairs emitted, and the first error.

@@ -31,11 +31,22 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	if t, ok := s.Sink().(*nodeTable[K, V]); ok && t.x.r == r {
 		node = true // the map folded pairs into the node table: they are there
 	}
+	if sp := s.SpillTo(); sp != nil {
+		defer func() { st.SpillFiles, st.SpillBytes = sp.Written() }()
+	}
 	t0 := time.Now()
 	var local reduce.Run[K, V]
-	if node {
+	var stream reduce.RunReader[K, V] // the bounded exchange's source
+	bounded := boundedWanted(r, s, o)
+	switch {
+	case node:
 		local = s.DrainCombined() // the node table needs no order
-	} else {
+	case bounded:
+		stream, err = s.DrainStream()
+		if err != nil {
+			return nil, false, st, err
+		}
+	default:
 		local = s.Drain()
 	}
 	if err := s.Err(); err != nil {
@@ -51,31 +62,46 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 		if err != nil {
 			return nil, false, st, err
 		}
+		if bounded {
+			stream = reduce.ReadRun(local)
+		}
 	}
-	t0 = time.Now()
-	var runs []reduce.Run[K, V]
-	switch o.Gather {
-	case reduce.GatherNone:
-		runs = []reduce.Run[K, V]{local}
-	case reduce.GatherAll:
-		runs, err = x.allgather(ctx, local)
-	case reduce.GatherRoot:
-		runs, err = x.gather(ctx, local, o.Root)
-	case reduce.GatherPartitioned:
-		runs, err = x.exchange(ctx, local)
-	default:
-		panic(fmt.Sprintf("reduce: unknown gather mode %d", o.Gather))
+	var merged reduce.Run[K, V]
+	if bounded {
+		// Rounds under the memory budget: the store takes what arrives and
+		// hands it back merged.
+		t0 = time.Now()
+		merged, err = x.exchangeRounds(ctx, stream)
+		st.Exchange = time.Since(t0)
+		if err != nil {
+			return nil, false, st, err
+		}
+	} else {
+		t0 = time.Now()
+		var runs []reduce.Run[K, V]
+		switch o.Gather {
+		case reduce.GatherNone:
+			runs = []reduce.Run[K, V]{local}
+		case reduce.GatherAll:
+			runs, err = x.allgather(ctx, local)
+		case reduce.GatherRoot:
+			runs, err = x.gather(ctx, local, o.Root)
+		case reduce.GatherPartitioned:
+			runs, err = x.exchange(ctx, local)
+		default:
+			panic(fmt.Sprintf("reduce: unknown gather mode %d", o.Gather))
+		}
+		st.Exchange = time.Since(t0)
+		if err != nil {
+			return nil, false, st, err
+		}
+		if o.Gather == reduce.GatherRoot && r.ID() != o.Root {
+			return nil, false, st, nil
+		}
+		t0 = time.Now()
+		merged = s.Merge(runs)
+		st.Merge = time.Since(t0)
 	}
-	st.Exchange = time.Since(t0)
-	if err != nil {
-		return nil, false, st, err
-	}
-	if o.Gather == reduce.GatherRoot && r.ID() != o.Root {
-		return nil, false, st, nil
-	}
-	t0 = time.Now()
-	merged := s.Merge(runs)
-	st.Merge = time.Since(t0)
 	if o.Merge && (o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned) {
 		t0 = time.Now()
 		runs, err := x.gather(ctx, merged, o.Root)
