@@ -170,9 +170,9 @@ type Stats struct {
 	SpillFiles int64
 	SpillBytes int64
 	Combine    time.Duration
-	Node         time.Duration // node-level combining, when it ran
-	Exchange     time.Duration
-	Merge        time.Duration
+	Node       time.Duration // node-level combining, when it ran
+	Exchange   time.Duration
+	Merge      time.Duration
 }
 
 // Add adds o's counts and times into s.
