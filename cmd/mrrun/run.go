@@ -19,6 +19,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/internal/memlimit"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/launch"
@@ -34,6 +35,9 @@ type jobSpec struct {
 	ranks        int
 	ranksPerNode int
 	segmentBytes int64  // 0: pgas.DefaultSegmentBytes
+	memoryBytes  int64  // pgas.Config.MemoryBytes: 0 no bound
+	memoryFrom   string // where memoryBytes comes from, for --stats
+	tmpDir       string // pgas.Config.TmpDir
 	baseline     string // "", "seq" or "goroutines"
 	opts         jobOpts
 	// rankHook, if not nil, runs on every rank before its job (see
@@ -55,6 +59,8 @@ type jobStats struct {
 	RanksPerNode int
 	Wall         time.Duration
 	PerRank      []mr.JobStats
+	MemoryBytes  int64  // the job's memory budget (--memory), 0: none
+	MemoryFrom   string // what set it
 }
 
 // transports lists the transports this build has.
@@ -93,7 +99,8 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	default:
 		return nil, usagef("unknown baseline %q (want seq, goroutines or mrmpi)", spec.baseline)
 	}
-	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode, SegmentBytes: spec.segmentBytes}
+	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode, SegmentBytes: spec.segmentBytes,
+		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir}
 	procRank := -1 // the rank this process is, under shm and mpi
 	switch spec.transport {
 	case "inproc":
@@ -153,7 +160,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 			}
 			if r.ID() == spec.opts.Root {
 				*obs.stats = jobStats{Transport: spec.transport, Ranks: r.N(), RanksPerNode: spec.ranksPerNode,
-					Wall: time.Since(t0), PerRank: per}
+					Wall: time.Since(t0), PerRank: per, MemoryBytes: cfg.MemoryBytes, MemoryFrom: spec.memoryFrom}
 			}
 		}
 		if out != nil && r.ID() == spec.opts.Root {
@@ -175,7 +182,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 // runFlags are the flags of the run command.
 type runFlags struct {
 	np, ranksPerNode, root, top    int
-	segmentBytes                   string
+	segmentBytes, memory, tmp      string
 	transport, dist, mapMode, mode string
 	gather, baseline, words        string
 	inputFormat, png, output       string
@@ -195,6 +202,8 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
 	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; pages nobody uses cost no memory")
+	fs.StringVar(&f.memory, "memory", "auto", "memory the job's pairs may hold on a node, shared by its ranks; past it they spill to files in --tmp (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound)")
+	fs.StringVar(&f.tmp, "tmp", "", "directory for the files pairs spill to under --memory (default: $TMPDIR or /tmp)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
 	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root, --no-collectives, --node-combine or --node-budget")
 	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
@@ -250,6 +259,27 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, usagef("--segment-bytes %s: want a positive multiple of 8 bytes (k, MB, MiB, ... suffixes)", f.segmentBytes)
 	} else if fs.Changed("segment-bytes") {
 		s.segmentBytes = seg
+	}
+	switch f.memory {
+	case "auto":
+		s.memoryBytes, s.memoryFrom = memlimit.DefaultBudget()
+	default:
+		mem, err := parseSize(f.memory)
+		if err != nil || mem < 0 {
+			return s, usagef("--memory %s: want a size (k, MB, MiB, ... suffixes), 0 for no bound, or auto", f.memory)
+		}
+		s.memoryBytes, s.memoryFrom = mem, "--memory"
+		if mem == 0 {
+			s.memoryFrom = "no bound (--memory 0)"
+		}
+	}
+	if f.tmp != "" {
+		if fi, err := os.Stat(f.tmp); err != nil {
+			return s, usagef("--tmp %s: %v", f.tmp, err)
+		} else if !fi.IsDir() {
+			return s, usagef("--tmp %s: not a directory", f.tmp)
+		}
+		s.tmpDir = f.tmp
 	}
 	if !slices.Contains(transports, f.transport) {
 		if f.transport == "shm" || f.transport == "mpi" {

@@ -132,6 +132,12 @@ func TestSameOutput(t *testing.T) {
 		{"-np", "64", "--node-budget", "1"},
 		{"-np", "3", "--segment-bytes", "200KiB"},
 		{"--transport", "shm", "-np", "2", "--segment-bytes", "1MiB"},
+		{"-np", "1", "--memory", "32KiB"},
+		{"-np", "2", "--memory", "64KiB"},
+		{"-np", "3", "--memory", "64KiB", "--gather", "all"},
+		{"-np", "3", "--memory", "64KiB", "--map", "element", "--gather", "root", "--root", "1"},
+		{"-np", "3", "--memory", "64KiB", "--node-combine", "off"},
+		{"--transport", "shm", "-np", "2", "--memory", "64KiB"},
 	}
 	for _, app := range []string{"histogram", "linreg", "wordcount", "spamcount"} {
 		t.Run(app, func(t *testing.T) {
@@ -148,6 +154,47 @@ func TestSameOutput(t *testing.T) {
 				}
 				if r.stderr != "" {
 					t.Errorf("mrrun %s -q: stderr %q, want nothing", strings.Join(c, " "), r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestMemorySpill: under a --memory far below a job's pairs, the ranks
+// spill to files in --tmp and move their pairs in rounds (--stats says
+// so), the output is the oracle's, and --tmp holds nothing afterwards.
+// Of the apps only wordcount has a key space that grows with its input:
+// histogram, linreg and spamcount keep array stores of a fixed size (256
+// values, one key, the spam word list), which never pass a budget.
+func TestMemorySpill(t *testing.T) {
+	for _, app := range []string{"wordcount"} {
+		t.Run(app, func(t *testing.T) {
+			in := testInput(t, app)
+			want := libSeq(t, app, in)
+			for _, tr := range []string{"inproc", "shm"} {
+				tmp := t.TempDir()
+				r := mrrun(t, "--transport", tr, "-np", "2", "--memory", "64KiB", "--tmp", tmp, "--stats", "--stats-format", "json",
+					"-q", "--output-format", "tsv", app, in).want(t, 0)
+				if r.stdout != want {
+					t.Errorf("%s: output differs from %s.Seq", tr, app)
+				}
+				var st statsJSON
+				if err := json.Unmarshal([]byte(r.stderr), &st); err != nil {
+					t.Fatalf("%s: --stats json: %v\n%s", tr, err, r.stderr)
+				}
+				if st.MemoryBudgetBytes != 64<<10 || st.MemoryBudget != "--memory" {
+					t.Errorf("%s: stats say a budget of %d bytes from %q, want 65536 from --memory", tr, st.MemoryBudgetBytes, st.MemoryBudget)
+				}
+				var files, rounds int64
+				for _, pr := range st.PerRank {
+					files += pr.SpillFiles
+					rounds = max(rounds, pr.Rounds)
+				}
+				if files == 0 || rounds < 2 {
+					t.Errorf("%s: %d spill files and %d exchange rounds under --memory 64KiB, want some of each", tr, files, rounds)
+				}
+				if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+					t.Errorf("%s: --tmp holds %d entries after the job (%v)", tr, len(left), err)
 				}
 			}
 		})
@@ -255,6 +302,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--segment-bytes", "7", "wordcount", wc}, "--segment-bytes 7: want a positive multiple of 8 bytes"},
 		{[]string{"--segment-bytes", "lots", "wordcount", wc}, "--segment-bytes lots"},
 		{[]string{"--node-budget", "x", "wordcount", wc}, `invalid argument "x"`},
+		{[]string{"--memory", "lots", "wordcount", wc}, "--memory lots: want a size"},
+		{[]string{"--memory", "-1", "wordcount", wc}, "--memory -1: want a size"},
+		{[]string{"--tmp", "/no/such/dir", "wordcount", wc}, "--tmp /no/such/dir: stat /no/such/dir: no such file or directory"},
+		{[]string{"--tmp", hist, "wordcount", wc}, "not a directory"},
 	}
 	if !mrmpi.Built { // the binary under test is built without tags
 		cases = append(cases, struct {

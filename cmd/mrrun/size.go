@@ -41,3 +41,19 @@ func parseSize(s string) (int64, error) {
 	}
 	return int64(math.Round(v)), nil
 }
+
+// sizeString prints n bytes for people: "512 B", "48 KiB", "11.7 GiB".
+func sizeString(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n), -1
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return s + " " + string("KMGTP"[i]) + "iB"
+}

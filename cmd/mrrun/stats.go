@@ -22,6 +22,10 @@ type statsJSON struct {
 	// The effective memory limit of the root's process (see memlimit).
 	MemoryLimit      string `json:"memory_limit,omitempty"`
 	MemoryLimitBytes int64  `json:"memory_limit_bytes,omitempty"`
+	// The job's memory budget for its pairs (--memory), and where it
+	// comes from; 0 is no bound.
+	MemoryBudgetBytes int64  `json:"memory_budget_bytes"`
+	MemoryBudget      string `json:"memory_budget"`
 }
 
 // phasesJSON are the phase times of the slowest rank in each phase, in
@@ -40,6 +44,9 @@ type rankStatsJSON struct {
 	PairsMoved   int64 `json:"pairs_moved"`
 	NodePairs    int64 `json:"node_pairs"`    // folded into the node's table
 	NodeOverflow int64 `json:"node_overflow"` // the node's table had no room for
+	Rounds       int64 `json:"exchange_rounds"` // of a bounded exchange; 0: one exchange
+	SpillFiles   int64 `json:"spill_files"`     // written under --memory
+	SpillBytes   int64 `json:"spill_bytes"`
 
 	BytesSent     int64      `json:"bytes_sent"`
 	BytesReceived int64      `json:"bytes_received"`
@@ -61,6 +68,7 @@ func (s jobStats) toJSON() statsJSON {
 		out.RanksPerNode = s.Ranks
 	}
 	out.MemoryLimit, out.MemoryLimitBytes = memoryLimit()
+	out.MemoryBudgetBytes, out.MemoryBudget = s.MemoryBytes, s.MemoryFrom
 	runtime := make([]pgas.Stats, len(s.PerRank))
 	for i, r := range s.PerRank {
 		runtime[i] = r.Runtime
@@ -75,6 +83,7 @@ func (s jobStats) toJSON() statsJSON {
 		sent, recv := pgas.Moved(runtime, i)
 		out.PerRank[i] = rankStatsJSON{Rank: i, PairsEmitted: r.Reduce.PairsEmitted, PairsMoved: r.Reduce.PairsMoved,
 			NodePairs: r.Reduce.NodePairs, NodeOverflow: r.Reduce.NodeOverflow,
+			Rounds: r.Reduce.Rounds, SpillFiles: r.Reduce.SpillFiles, SpillBytes: r.Reduce.SpillBytes,
 			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p}
 	}
 	return out
@@ -100,15 +109,32 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 	if j.MemoryLimit != "" {
 		fmt.Fprintf(w, "memory limit: %s\n", j.MemoryLimit)
 	}
+	spilled := false
+	for _, r := range j.PerRank {
+		spilled = spilled || r.SpillFiles > 0 || r.Rounds > 0
+	}
+	if j.MemoryBudgetBytes > 0 {
+		fmt.Fprintf(w, "memory budget: %s (%s), %s a rank\n", sizeString(j.MemoryBudgetBytes), j.MemoryBudget, sizeString(j.MemoryBudgetBytes/int64(max(min(j.RanksPerNode, j.Ranks), 1))))
+	} else {
+		fmt.Fprintf(w, "memory budget: none (%s)\n", j.MemoryBudget)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tpairs emitted\tnode pairs\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\tnode\texchange\t")
+	head := "rank\tpairs emitted\tnode pairs\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\tnode\texchange\t"
+	if spilled {
+		head += "rounds\tspilled\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range j.PerRank {
 		node := fmt.Sprint(r.NodePairs)
 		if r.NodeOverflow > 0 {
 			node += fmt.Sprintf(" (+%d over)", r.NodeOverflow)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", r.Rank, r.PairsEmitted, node, r.PairsMoved, r.BytesSent, r.BytesReceived,
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t", r.Rank, r.PairsEmitted, node, r.PairsMoved, r.BytesSent, r.BytesReceived,
 			r.Messages, sec(r.PhasesS.Map), sec(r.PhasesS.Node), sec(r.PhasesS.Exchange))
+		if spilled {
+			fmt.Fprintf(tw, "%d\t%d files, %s\t", r.Rounds, r.SpillFiles, sizeString(r.SpillBytes))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

@@ -40,11 +40,25 @@ const roundFraction = 4
 // a rank pair.
 const minDestBytes = 4 << 10
 
-// boundedWanted reports whether Collect moves s's pairs in rounds.
-func boundedWanted[K comparable, V any](r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) bool {
+// boundedWanted reports whether Collect moves s's pairs in rounds: the
+// stores spill, and one of them has (the others learn it from an
+// allreduce, so every rank must give its store the same budget, as
+// package mr does). A job whose pairs fit in memory moves them in one
+// exchange, as without a budget.
+func boundedWanted[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) (bool, error) {
 	c := s.Combiner()
-	return s.Spilling() && o.Gather == reduce.GatherPartitioned && o.Transfer != reduce.ElementByElement &&
-		!c.KeepsAll() && c.Commutative() && r.N() > 1
+	if !s.Spilling() || o.Gather != reduce.GatherPartitioned || o.Transfer == reduce.ElementByElement ||
+		c.KeepsAll() || !c.Commutative() || r.N() == 1 {
+		return false, nil
+	}
+	spilled := []int64{0}
+	if files, _ := s.Spilled(); files > 0 {
+		spilled[0] = 1
+	}
+	if err := coll.AllreduceInPlace(ctx, r.World(), coll.Private(spilled), 1, coll.Max[int64]()); err != nil {
+		return false, fmt.Errorf("reduce: did any rank spill: %w", err)
+	}
+	return spilled[0] > 0, nil
 }
 
 // roundBytes returns the bytes a round sends from each rank, and to each

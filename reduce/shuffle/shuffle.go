@@ -37,7 +37,10 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	t0 := time.Now()
 	var local reduce.Run[K, V]
 	var stream reduce.RunReader[K, V] // the bounded exchange's source
-	bounded := boundedWanted(r, s, o)
+	bounded, err := boundedWanted(ctx, r, s, o)
+	if err != nil {
+		return nil, false, st, err
+	}
 	switch {
 	case node:
 		local = s.DrainCombined() // the node table needs no order

@@ -1,0 +1,38 @@
+package memlimit
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBudgetOf(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		phys int64
+		ls   []Limit
+		want int64
+		from string
+	}{
+		{24 * gib, nil, 12 * gib, "half of 24 GiB of physical memory"},
+		{24 * gib, []Limit{{Kind: Cgroup, Bytes: 2 * gib, File: "/sys/fs/cgroup/job/memory.max"}}, gib, "half of 2 GiB of the cgroup memory.max 2 GiB limit"},
+		{24 * gib, []Limit{{Kind: AddressSpace, Bytes: 4 * gib}}, (4*gib - asReserve) / 2, "RLIMIT_AS 4 GiB"},
+		{24 * gib, []Limit{{Kind: AddressSpace, Bytes: gib}}, 0, "RLIMIT_AS"},
+		{gib, []Limit{{Kind: Cgroup, Bytes: 8 * gib, File: "memory.max"}}, gib / 2, "of physical memory"},
+	} {
+		got, from := budgetOf(c.phys, c.ls)
+		if got != c.want || !strings.Contains(from, c.from) {
+			t.Errorf("budgetOf(%d, %v) = %d, %q; want %d, %q", c.phys, c.ls, got, from, c.want, c.from)
+		}
+	}
+}
+
+func TestDefaultBudget(t *testing.T) {
+	b, from := DefaultBudget()
+	phys, err := Physical()
+	if err != nil {
+		t.Skip(err)
+	}
+	if b <= 0 || b > phys/2 || !strings.HasPrefix(from, "half of ") {
+		t.Fatalf("DefaultBudget() = %d, %q with %d bytes of physical memory", b, from, phys)
+	}
+}
