@@ -42,8 +42,8 @@ type rankStatsJSON struct {
 	Rank         int   `json:"rank"`
 	PairsEmitted int64 `json:"pairs_emitted"`
 	PairsMoved   int64 `json:"pairs_moved"`
-	NodePairs    int64 `json:"node_pairs"`    // folded into the node's table
-	NodeOverflow int64 `json:"node_overflow"` // the node's table had no room for
+	NodePairs    int64 `json:"node_pairs"`      // folded into the node's table
+	NodeOverflow int64 `json:"node_overflow"`   // the node's table had no room for
 	Rounds       int64 `json:"exchange_rounds"` // of a bounded exchange; 0: one exchange
 	SpillFiles   int64 `json:"spill_files"`     // written under --memory
 	SpillBytes   int64 `json:"spill_bytes"`
