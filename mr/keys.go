@@ -22,17 +22,19 @@ type KeyFunc[K, V, R any] func(ctx context.Context, k K, vs []V) (R, error)
 
 // ReduceKeys is ApplyReduce with a function called once per key, in
 // ascending key order, on every rank that reduces: its Result holds the
-// rank's (key, value) results in that order. An error names the key.
+// rank's (key, value) results in that order. An error names the key. The
+// keys come as a stream (ApplyReduceStream): under a memory budget the
+// rank holds one key's values at a time, and the results.
 func ReduceKeys[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], f KeyFunc[K, V, R], opts ...ReduceOption) (Result[[]KV[K, R]], error) {
-	return ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[K, V]) ([]KV[K, R], error) {
-		out := make([]KV[K, R], 0, p.Len())
-		for k, vs := range p.All() {
+	return ApplyReduceStream(ctx, r, st, func(ctx context.Context, rd reduce.RunReader[K, V]) ([]KV[K, R], error) {
+		var out []KV[K, R]
+		for k, vs := range reduce.All(rd) {
 			if len(out)&1023 == 0 {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
 			}
-			v, err := f(ctx, k, vs)
+			v, err := f(ctx, k, slices.Clone(vs))
 			if err != nil {
 				return nil, fmt.Errorf("key %v: %w", k, err)
 			}

@@ -2,6 +2,7 @@ package mr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"runtime/debug"
@@ -382,45 +383,104 @@ type Result[R any] struct {
 // ApplyReduce is collective: it moves the pairs of every rank's store as
 // the gather mode says, then calls f once on each rank that has pairs to
 // reduce (all ranks except non-roots under GatherRoot or Merge), with the
-// keys in ascending order. The store is emptied.
+// keys in ascending order. The store is emptied. f gets the rank's pairs
+// in memory, whatever the job's memory budget; ApplyReduceStream reads
+// them as a stream instead.
 func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], f ReduceFunc[K, V, R], opts ...ReduceOption) (Result[R], error) {
+	o, err := reduceOptions(ctx, r, "ApplyReduce", opts)
+	if err != nil {
+		return Result[R]{}, err
+	}
+	p, ok, stats, err := shuffle.Collect(ctx, r, st, o)
+	res := Result[R]{OK: ok, Stats: stats}
+	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
+	if err := reduceReady(ctx, ok, err); err != nil || !ok {
+		return res, err
+	}
+	t0 := time.Now()
+	res.Value, err = callReduce(ctx, p, f)
+	res.Reduce = time.Since(t0)
+	if err != nil {
+		return res, fmt.Errorf("mr: reduce of %d keys: %w", p.Len(), err)
+	}
+	return res, nil
+}
+
+// StreamFunc is called once per rank with the pairs the rank reduces as
+// a stream, keys ascending (reduce.RunReader: Next, Key, Values; or
+// reduce.All): it reads as many as it likes. The reader is closed, and
+// its error checked, after the function returns.
+type StreamFunc[K, V, R any] func(ctx context.Context, rd reduce.RunReader[K, V]) (R, error)
+
+// ApplyReduceStream is ApplyReduce with the pairs as a stream: under a
+// memory budget (pgas.Config.MemoryBytes), where the stores spilled, the
+// rank's pairs are merged from their files as f reads them, so that the
+// reduce holds no more than f keeps. An error reading the stream (a
+// spilled file cut short) fails the call even if f returned nil.
+func ApplyReduceStream[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], f StreamFunc[K, V, R], opts ...ReduceOption) (Result[R], error) {
+	o, err := reduceOptions(ctx, r, "ApplyReduceStream", opts)
+	if err != nil {
+		return Result[R]{}, err
+	}
+	rd, ok, stats, err := shuffle.CollectStream(ctx, r, st, o)
+	res := Result[R]{OK: ok, Stats: stats}
+	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
+	if err := reduceReady(ctx, ok, err); err != nil || !ok {
+		if rd != nil {
+			rd.Close()
+		}
+		return res, err
+	}
+	t0 := time.Now()
+	res.Value, err = callReduce(ctx, rd, f)
+	err = errors.Join(err, rd.Err(), rd.Close())
+	res.Reduce = time.Since(t0)
+	if err != nil {
+		return res, fmt.Errorf("mr: reduce: %w", err)
+	}
+	return res, nil
+}
+
+// reduceOptions applies a reduce call's options, checking them across
+// ranks under Config.Check.
+func reduceOptions(ctx context.Context, r *pgas.Rank, what string, opts []ReduceOption) (reduce.Options, error) {
 	var o redOpts
 	for _, opt := range opts {
 		opt(&o)
 	}
 	o.o.Gather = o.o.Gather.Resolve()
 	if r.Config().Check {
-		if err := r.World().CheckSame(ctx, fmt.Sprintf("ApplyReduce(%v root=%d %v merge=%v)", o.o.Gather, o.o.Root, o.o.Transfer, o.o.Merge)); err != nil {
-			return Result[R]{}, err
+		if err := r.World().CheckSame(ctx, fmt.Sprintf("%s(%v root=%d %v merge=%v)", what, o.o.Gather, o.o.Root, o.o.Transfer, o.o.Merge)); err != nil {
+			return o.o, err
 		}
 	}
-	p, ok, stats, err := shuffle.Collect(ctx, r, st, o.o)
-	res := Result[R]{OK: ok, Stats: stats}
-	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
+	return o.o, nil
+}
+
+// reduceReady returns the error that stops a reduce before its function:
+// the movement's, or the job's cancellation.
+func reduceReady(ctx context.Context, ok bool, err error) error {
 	if err != nil {
-		return res, fmt.Errorf("mr: reduce stage: %w", err)
+		return fmt.Errorf("mr: reduce stage: %w", err)
 	}
 	if !ok {
-		return res, nil
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("mr: reduce: %w", err)
+		return fmt.Errorf("mr: reduce: %w", err)
 	}
-	t0 := time.Now()
-	err = func() (err error) {
-		defer func() {
-			if v := recover(); v != nil {
-				err = &pgas.PanicError{Value: v, Stack: debug.Stack()}
-			}
-		}()
-		res.Value, err = f(ctx, p)
-		return err
+	return nil
+}
+
+// callReduce calls a user's reduce function, turning a panic into an
+// error.
+func callReduce[P, R any](ctx context.Context, p P, f func(context.Context, P) (R, error)) (v R, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = &pgas.PanicError{Value: x, Stack: debug.Stack()}
+		}
 	}()
-	res.Reduce = time.Since(t0)
-	if err != nil {
-		return res, fmt.Errorf("mr: reduce of %d keys: %w", p.Len(), err)
-	}
-	return res, nil
+	return f(ctx, p)
 }
 
 // MapError is the error of a user's map function (or of a store it emitted

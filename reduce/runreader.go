@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"errors"
+	"iter"
 	"slices"
 )
 
@@ -38,6 +39,22 @@ type RunReader[K, V any] interface {
 	// Close releases the reader: its files are closed and removed. It
 	// may be called more than once, before or after the end.
 	Close() error
+}
+
+// All yields r's keys with their values, for a range loop; the values
+// are valid until the next key. It stops at the end of the run or at an
+// error, which r.Err then returns: check it after the loop.
+//
+//	for k, vs := range reduce.All(r) { ... }
+//	if err := r.Err(); err != nil { ... }
+func All[K, V any](r RunReader[K, V]) iter.Seq2[K, []V] {
+	return func(yield func(K, []V) bool) {
+		for r.Next() {
+			if !yield(r.Key(), r.Values()) {
+				return
+			}
+		}
+	}
 }
 
 // ReadRun returns a reader of e's pairs. It shares e's slices.

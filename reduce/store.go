@@ -335,15 +335,21 @@ func (s *Store[K, V]) Keys() int {
 // each once, with one value (a map's own combining table drained, such as
 // CountTable.Run), as if each pair were emitted, without the store's
 // container. At Drain the values of a key combine in this order: those
-// emitted one by one first, then each run's in the order added. The run's
-// slices belong to the store. A store that keeps all values takes no
-// runs. If the run takes the store past its spill budget (SetSpill), the
-// store spills, and returns the spill's error.
+// emitted one by one first, then each run's in the order added. A store
+// that keeps all values takes runs of kept values (each key's values in
+// tag order, with their tags and offsets, as Drain gives them), whose
+// values Drain orders by tag with the others. The run's slices belong to
+// the store. If the run takes the store past its spill budget (SetSpill),
+// the store spills, and returns the spill's error.
 func (s *Store[K, V]) AddRun(e Run[K, V]) error {
 	if s.comb.KeepsAll() {
-		return fmt.Errorf("reduce: AddRun on a store that keeps all values")
-	}
-	if e.Off != nil || e.Tags != nil || len(e.Vals) != len(e.Keys) {
+		if len(e.Tags) != len(e.Vals) || len(e.Off) != len(e.Keys)+1 || e.Off[0] != 0 || e.Off[len(e.Keys)] != len(e.Vals) {
+			return fmt.Errorf("reduce: AddRun of a run with %d keys, %d values, %d tags and %d offsets to a store that keeps all values: want a tag a value and an offset a key and one more", len(e.Keys), len(e.Vals), len(e.Tags), len(e.Off))
+		}
+		if len(e.Keys) == 0 {
+			return nil
+		}
+	} else if e.Off != nil || e.Tags != nil || len(e.Vals) != len(e.Keys) {
 		return fmt.Errorf("reduce: AddRun of a run with %d keys, %d values, offsets or tags: want one value a key", len(e.Keys), len(e.Vals))
 	}
 	for i := 1; i < len(e.Keys); i++ {

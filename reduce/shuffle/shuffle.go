@@ -21,6 +21,42 @@ import (
 // order (or, keeping all values, ordered by their tags). The store is
 // drained.
 func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) (p *reduce.Pairs[K, V], ok bool, st reduce.Stats, err error) {
+	e, rd, ok, st, err := collect(ctx, r, s, o)
+	if err != nil || !ok {
+		return nil, ok, st, err
+	}
+	if rd != nil {
+		defer rd.Close()
+		t0 := time.Now()
+		e, err = s.ReadAll(rd)
+		st.Merge += time.Since(t0)
+		if err != nil {
+			return nil, false, st, err
+		}
+	}
+	return e.Pairs(), true, st, nil
+}
+
+// CollectStream is Collect with the pairs as a stream, keys ascending:
+// where the stores spilled (a memory budget, reduce.Store.SetSpill), the
+// merge of the rank's spilled runs, read from their files as the caller
+// goes, so that a reduce over it holds no more than the budget; else a
+// reader of the pairs in memory. The caller closes it, which removes the
+// files.
+func CollectStream[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) (rd reduce.RunReader[K, V], ok bool, st reduce.Stats, err error) {
+	e, rd, ok, st, err := collect(ctx, r, s, o)
+	if err != nil || !ok {
+		return nil, ok, st, err
+	}
+	if rd == nil {
+		rd = reduce.ReadRun(e)
+	}
+	return rd, true, st, nil
+}
+
+// collect is Collect: its pairs are e, or, where they moved in bounded
+// rounds, what rd yields.
+func collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Store[K, V], o reduce.Options) (e reduce.Run[K, V], rd reduce.RunReader[K, V], ok bool, st reduce.Stats, err error) {
 	if o.Root < 0 || o.Root >= r.N() {
 		panic(fmt.Sprintf("reduce: root %d not a rank in [0,%d)", o.Root, r.N()))
 	}
@@ -28,34 +64,32 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 	st.PairsEmitted = s.Emitted()
 	x := newXfer(r, s, &st, o.Transfer)
 	node := x.nodeWanted(o)
+	sunk := false
 	if t, ok := s.Sink().(*nodeTable[K, V]); ok && t.x.r == r {
-		node = true // the map folded pairs into the node table: they are there
+		node, sunk = true, true // the map folded pairs into the node table: they are there
 	}
 	if sp := s.SpillTo(); sp != nil {
 		defer func() { st.SpillFiles, st.SpillBytes = sp.Written() }()
 	}
-	t0 := time.Now()
-	var local reduce.Run[K, V]
-	var stream reduce.RunReader[K, V] // the bounded exchange's source
 	bounded, err := boundedWanted(ctx, r, s, o)
 	if err != nil {
-		return nil, false, st, err
+		return e, nil, false, st, err
 	}
-	switch {
-	case node:
+	if bounded {
+		rd, ok, err := x.collectRounds(ctx, o, sunk)
+		return e, rd, ok, st, err
+	}
+	t0 := time.Now()
+	var local reduce.Run[K, V]
+	if node {
 		local = s.DrainCombined() // the node table needs no order
-	case bounded:
-		stream, err = s.DrainStream()
-		if err != nil {
-			return nil, false, st, err
-		}
-	default:
+	} else {
 		local = s.Drain()
 	}
 	if err := s.Err(); err != nil {
 		// A spilled run that could not be read back (reduce.Spill): the
 		// drained pairs are not all there.
-		return nil, false, st, err
+		return e, nil, false, st, err
 	}
 	st.Combine = time.Since(t0)
 	if node {
@@ -63,63 +97,48 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.S
 		local, err = x.nodeCombine(ctx, local, o)
 		st.Node = time.Since(t0)
 		if err != nil {
-			return nil, false, st, err
-		}
-		if bounded {
-			stream = reduce.ReadRun(local)
+			return e, nil, false, st, err
 		}
 	}
-	var merged reduce.Run[K, V]
-	if bounded {
-		// Rounds under the memory budget: the store takes what arrives and
-		// hands it back merged.
-		t0 = time.Now()
-		merged, err = x.exchangeRounds(ctx, stream)
-		st.Exchange = time.Since(t0)
-		if err != nil {
-			return nil, false, st, err
-		}
-	} else {
-		t0 = time.Now()
-		var runs []reduce.Run[K, V]
-		switch o.Gather {
-		case reduce.GatherNone:
-			runs = []reduce.Run[K, V]{local}
-		case reduce.GatherAll:
-			runs, err = x.allgather(ctx, local)
-		case reduce.GatherRoot:
-			runs, err = x.gather(ctx, local, o.Root)
-		case reduce.GatherPartitioned:
-			runs, err = x.exchange(ctx, local)
-		default:
-			panic(fmt.Sprintf("reduce: unknown gather mode %d", o.Gather))
-		}
-		st.Exchange = time.Since(t0)
-		if err != nil {
-			return nil, false, st, err
-		}
-		if o.Gather == reduce.GatherRoot && r.ID() != o.Root {
-			return nil, false, st, nil
-		}
-		t0 = time.Now()
-		merged = s.Merge(runs)
-		st.Merge = time.Since(t0)
+	t0 = time.Now()
+	var runs []reduce.Run[K, V]
+	switch o.Gather {
+	case reduce.GatherNone:
+		runs = []reduce.Run[K, V]{local}
+	case reduce.GatherAll:
+		runs, err = x.allgather(ctx, local)
+	case reduce.GatherRoot:
+		runs, err = x.gather(ctx, local, o.Root)
+	case reduce.GatherPartitioned:
+		runs, err = x.exchange(ctx, local)
+	default:
+		panic(fmt.Sprintf("reduce: unknown gather mode %d", o.Gather))
 	}
+	st.Exchange = time.Since(t0)
+	if err != nil {
+		return e, nil, false, st, err
+	}
+	if o.Gather == reduce.GatherRoot && r.ID() != o.Root {
+		return e, nil, false, st, nil
+	}
+	t0 = time.Now()
+	merged := s.Merge(runs)
+	st.Merge = time.Since(t0)
 	if o.Merge && (o.Gather == reduce.GatherNone || o.Gather == reduce.GatherPartitioned) {
 		t0 = time.Now()
 		runs, err := x.gather(ctx, merged, o.Root)
 		st.Exchange += time.Since(t0)
 		if err != nil {
-			return nil, false, st, err
+			return e, nil, false, st, err
 		}
 		if r.ID() != o.Root {
-			return nil, false, st, nil
+			return e, nil, false, st, nil
 		}
 		t0 = time.Now()
 		merged = s.Merge(runs)
 		st.Merge += time.Since(t0)
 	}
-	return merged.Pairs(), true, st, nil
+	return merged, nil, true, st, nil
 }
 
 // xfer moves encoded pairs between ranks.
