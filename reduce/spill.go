@@ -472,6 +472,26 @@ func (s *Store[K, V]) DrainStream() (RunReader[K, V], error) {
 	return s.MergeReaders(srcs...), nil
 }
 
+// Stream returns a reader of the store's pairs in Drain's order, combined
+// as Drain combines them, and leaves the store as it is: its spilled runs
+// are read from their files, which stay, so that the pairs can be read
+// again. The store must not change until the reader is closed. An error
+// opening a spilled file names it.
+func (s *Store[K, V]) Stream() (RunReader[K, V], error) {
+	var srcs []RunReader[K, V]
+	for p := range nParts {
+		for _, f := range s.sp.files[p] {
+			r, err := openRun(s, f.path, false)
+			if err != nil {
+				return nil, errors.Join(err, closeAll(srcs))
+			}
+			srcs = append(srcs, r)
+		}
+		srcs = s.partReaders(srcs, p)
+	}
+	return s.MergeReaders(srcs...), nil
+}
+
 // drainSpilled is Drain for a store that has spilled.
 func (s *Store[K, V]) drainSpilled() Run[K, V] {
 	r, err := s.DrainStream()

@@ -1,11 +1,13 @@
 package wordcount
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pgasmr/pgasmr/apps/internal/table"
 )
@@ -17,23 +19,42 @@ var Formats = []string{"text", "tsv", "csv", "json"}
 // aligned with spaces under a header line), "tsv" (word<TAB>count, no
 // header), "csv" (RFC 4180, header word,count) or "json" (one object,
 // 2-space indent, trailing newline). Skipped files are not written: the
-// caller reports them.
+// caller reports them. A result past the memory budget is written as it
+// is read from its files (Each).
 func (r *Result) Write(w io.Writer, format string) error {
 	return table.Output{
 		App:     "wordcount",
 		Columns: []table.Column{{Name: "word"}, {Name: "count", Number: true}},
-		Rows: func() [][]string {
-			rows := make([][]string, len(r.Words))
-			for i, wc := range r.Words {
-				rows[i] = []string{wc.Word, strconv.FormatInt(wc.Count, 10)}
-			}
-			return rows
+		Each: func(row func([]string) error) error {
+			cells := make([]string, 2)
+			return r.Each(func(wc WordCount) error {
+				cells[0], cells[1] = wc.Word, strconv.FormatInt(wc.Count, 10)
+				return row(cells)
+			})
 		},
-		JSON: r.writeJSON,
+		Widths: r.widths,
+		JSON:   r.writeJSON,
 		Unknown: func(format string) error {
 			return fmt.Errorf("wordcount: unknown output format %q, want one of %s", format, strings.Join(Formats, ", "))
 		},
 	}.Write(w, format)
+}
+
+// widths returns the rune widths of the widest word and count.
+func (r *Result) widths() []int {
+	if r.spilled != nil {
+		wd, err := r.spilled.widths()
+		if err != nil {
+			return []int{0, 0} // Each, next, fails with the same error
+		}
+		return wd
+	}
+	wd := []int{0, 0}
+	for _, wc := range r.Words {
+		wd[0] = max(wd[0], utf8.RuneCountInString(wc.Word))
+		wd[1] = max(wd[1], len(strconv.FormatInt(wc.Count, 10)))
+	}
+	return wd
 }
 
 type jsonWord struct {
@@ -50,20 +71,40 @@ type jsonResult struct {
 	Words         []jsonWord `json:"words"`
 }
 
+// writeJSON writes what json.Encoder (2-space indent, no HTML escaping)
+// writes of a jsonResult, a word at a time: the words are not all in
+// memory for a result past the memory budget.
 func (r *Result) writeJSON(w io.Writer) error {
-	out := jsonResult{
-		App:           "wordcount",
-		Files:         r.Files,
-		SkippedBinary: len(r.SkippedBinary),
-		TotalWords:    r.TotalWords,
-		DistinctWords: r.DistinctWords,
-		Words:         make([]jsonWord, len(r.Words)),
-	}
-	for i, wc := range r.Words {
-		out.Words[i] = jsonWord(wc)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("    ", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(out) // ends with a newline
+	fmt.Fprintf(w, "{\n  \"app\": \"wordcount\",\n  \"files\": %d,\n  \"skipped_binary\": %d,\n  \"total_words\": %d,\n  \"distinct_words\": %d,\n  \"words\": [",
+		r.Files, len(r.SkippedBinary), r.TotalWords, r.DistinctWords)
+	n := 0
+	err := r.Each(func(wc WordCount) error {
+		buf.Reset()
+		if err := enc.Encode(jsonWord(wc)); err != nil {
+			return err
+		}
+		sep := ",\n    "
+		if n == 0 {
+			sep = "\n    "
+		}
+		n++
+		if _, err := io.WriteString(w, sep); err != nil {
+			return err
+		}
+		_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		_, err = io.WriteString(w, "\n  ]\n}\n")
+	} else {
+		_, err = io.WriteString(w, "]\n}\n")
+	}
+	return err
 }

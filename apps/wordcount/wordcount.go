@@ -7,8 +7,6 @@ import (
 	"iter"
 	"math"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -75,8 +73,40 @@ type Result struct {
 	TotalWords    int64    // word occurrences
 	DistinctWords int64    // distinct words, before Top
 	// Words by count descending then word (bytes); the first Top if
-	// Options.Top > 0.
+	// Options.Top > 0. A result past the job's memory budget
+	// (pgas.Config.MemoryBytes) holds its words in files instead, and
+	// Words is empty: Each reads them, and Close removes them.
 	Words []WordCount
+
+	spilled *spilledWords
+}
+
+// Each calls f with the result's words in order (Words, or the words in
+// files of a result past the memory budget), and stops at f's first
+// error.
+func (r *Result) Each(f func(WordCount) error) error {
+	if r.spilled != nil {
+		return r.spilled.each(f)
+	}
+	for _, wc := range r.Words {
+		if err := f(wc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InFiles reports whether the result's words are in files (it was past the
+// memory budget): Words is then empty, and Each reads them.
+func (r *Result) InFiles() bool { return r.spilled != nil }
+
+// Close removes the files of a result past the memory budget, after
+// which Each fails; it does nothing to a result in memory.
+func (r *Result) Close() error {
+	if r == nil || r.spilled == nil {
+		return nil
+	}
+	return r.spilled.Close()
 }
 
 // tally is a count before sorting: what every mode produces.
@@ -123,28 +153,11 @@ func (t *tally) result(top int) *Result {
 // result builds the Result of files and words, n distinct words that each
 // come once.
 func (t *files) result(top, n int, words iter.Seq2[string, int64]) *Result {
-	r := &Result{Files: t.Read, SkippedBinary: t.Binary, Unreadable: t.Unreadable}
-	slices.Sort(r.SkippedBinary)
-	slices.SortFunc(r.Unreadable, func(a, b Skip) int { return strings.Compare(a.Path, b.Path) })
-	r.Words = make([]WordCount, 0, n)
+	ws := make([]WordCount, 0, n)
 	for w, n := range words {
-		r.Words = append(r.Words, WordCount{w, n})
-		r.TotalWords += n
+		ws = append(ws, WordCount{w, n})
 	}
-	r.DistinctWords = int64(len(r.Words))
-	slices.SortFunc(r.Words, func(a, b WordCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Word, b.Word)
-	})
-	if top > 0 && len(r.Words) > top {
-		r.Words = r.Words[:top:top]
-	}
-	return r
+	return t.sorted(top, ws)
 }
 
 func prepare(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]chunk, []Skip, error) {
@@ -308,18 +321,25 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	if err != nil {
 		return nil, joberr.Wrap("wordcount", err)
 	}
-	return appjob.Reduce(ctx, r, j, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (*Result, error) {
+	return appjob.ReduceStream(ctx, r, j, st, func(ctx context.Context, rd reduce.RunReader[string, int64]) (*Result, error) {
 		// The pairs hold each word once, combined: no table to count into.
-		f := files{Unreadable: skipped}
+		// Under a memory budget the words past half the rank's share go to
+		// files, sorted (builder).
+		b := &builder{files: files{Unreadable: skipped}, top: o.Top, budget: r.MemoryShare() / 2, tmp: r.Config().TmpDir}
 		for _, s := range sides {
-			f.add(s)
+			b.files.add(s)
 		}
-		return f.result(o.Top, p.Len(), func(yield func(string, int64) bool) {
-			for i, k := range p.Keys {
-				if !yield(k, p.Value(i)) {
-					return
+		for w, n := range reduce.All(rd) {
+			if err := b.add(w, n[0]); err != nil {
+				if b.spilled != nil {
+					b.spilled.Close()
 				}
+				return nil, err
 			}
-		}), nil
+		}
+		if err := rd.Err(); err != nil && b.spilled != nil {
+			b.spilled.Close()
+		}
+		return b.result(), nil
 	})
 }

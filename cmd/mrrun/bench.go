@@ -559,6 +559,7 @@ func benchRun(ctx context.Context, spec jobSpec, exec bool) ([]byte, time.Durati
 	if err != nil {
 		return nil, took, err
 	}
+	defer closeResult(res)
 	if err := res.Write(&buf, "tsv"); err != nil {
 		return nil, took, fmt.Errorf("writing the result: %w", err)
 	}

@@ -150,6 +150,11 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 			spec.rankHook()
 		}
 		out, err := a.run(ctx, r, spec.inputs, spec.opts)
+		if out != nil && (err != nil || r.ID() != spec.opts.Root) {
+			// Not the result this process writes (GatherAll gives every
+			// rank one): its files, past the memory budget, go now.
+			closeResult(out)
+		}
 		if err != nil {
 			return err
 		}
@@ -516,6 +521,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ctx, mem := watchMemory(ctx, stderr) // at the memory limit: one line, not the runtime's crash
 	defer mem.stop()
 	res, err := runJob(ctx, spec, obs)
+	if res != nil {
+		defer closeResult(res) // a result past the memory budget: its files
+	}
 	err = mem.jobErr(err)
 	if stop != nil {
 		stop()
@@ -557,6 +565,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("-o %s: %w", f.output, err)
 	}
 	return nil
+}
+
+// closeResult removes the files of a result past the memory budget
+// (wordcount.Result.Close); other results have none.
+func closeResult(res result) {
+	if c, ok := res.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 // writeFileAtomic writes path through a temporary file in the same

@@ -85,3 +85,15 @@ func Reduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, j Job, st
 	}
 	return res.Value, nil
 }
+
+// ReduceStream is Reduce with the pairs as a stream
+// (mr.ApplyReduceStream): under a memory budget the rank reads its pairs
+// from files as f goes.
+func ReduceStream[K comparable, V, R any](ctx context.Context, r *pgas.Rank, j Job, st *reduce.Store[K, V], f mr.StreamFunc[K, V, R]) (R, error) {
+	res, err := mr.ApplyReduceStream(ctx, r, st, f, j.o.ReduceOptions(j.d)...)
+	if err != nil || !res.OK {
+		var zero R
+		return zero, err
+	}
+	return res.Value, nil
+}

@@ -26,45 +26,86 @@ type Column struct {
 
 // Write writes rows under cols in format "text" (or ""), "tsv" or "csv".
 func Write(w io.Writer, format string, cols []Column, rows [][]string) error {
+	var width []int
+	if format == "" || format == "text" {
+		width = make([]int, len(cols))
+		for _, row := range rows {
+			for c, s := range row {
+				width[c] = max(width[c], utf8.RuneCountInString(s))
+			}
+		}
+	}
+	return WriteEach(w, format, cols, width, func(row func([]string) error) error {
+		for _, r := range rows {
+			if err := row(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// WriteEach is Write with the rows given one at a time, by each calling
+// row for every row in order, so that a table need not be in memory:
+// text needs the width of each column's widest cell beforehand (in runes;
+// the headers are counted here), which width gives.
+func WriteEach(w io.Writer, format string, cols []Column, width []int, each func(row func([]string) error) error) error {
 	header := make([]string, len(cols))
 	right := make([]bool, len(cols))
 	for i, c := range cols {
 		header[i], right[i] = c.Name, c.Number
 	}
 	bw := bufio.NewWriter(w)
+	var err error
 	switch format {
 	case "", "text":
-		writeText(bw, header, right, rows)
-	case "tsv":
-		for _, row := range rows {
-			bw.WriteString(strings.Join(row, "\t"))
-			bw.WriteByte('\n')
+		if len(width) != len(cols) {
+			return fmt.Errorf("table: %d column widths for %d columns", len(width), len(cols))
 		}
+		wd := make([]int, len(cols))
+		for c, h := range header {
+			wd[c] = max(width[c], utf8.RuneCountInString(h))
+		}
+		line := textLine(bw, right, wd)
+		line(header)
+		err = each(func(row []string) error {
+			line(row)
+			return nil
+		})
+	case "tsv":
+		err = each(func(row []string) error {
+			for c, s := range row {
+				if c > 0 {
+					bw.WriteByte('\t')
+				}
+				bw.WriteString(s)
+			}
+			return bw.WriteByte('\n')
+		})
 	case "csv":
 		cw := csv.NewWriter(bw)
 		if err := cw.Write(header); err != nil {
 			return err
 		}
-		if err := cw.WriteAll(rows); err != nil {
-			return err
+		err = each(cw.Write)
+		if err == nil {
+			cw.Flush()
+			err = cw.Error()
 		}
 	default:
 		return fmt.Errorf("table: unknown format %q (want text, tsv or csv)", format)
 	}
+	if err != nil {
+		return err
+	}
 	return bw.Flush()
 }
 
-func writeText(w *bufio.Writer, header []string, right []bool, rows [][]string) {
-	width := make([]int, len(header))
-	for c, h := range header {
-		width[c] = utf8.RuneCountInString(h)
-	}
-	for _, row := range rows {
-		for c, s := range row {
-			width[c] = max(width[c], utf8.RuneCountInString(s))
-		}
-	}
-	line := func(row []string) {
+// textLine returns the writer of one line of text: cells padded to width
+// with spaces, right-aligned where right says, two spaces apart, none
+// after the last.
+func textLine(w *bufio.Writer, right []bool, width []int) func(row []string) {
+	return func(row []string) {
 		for c, s := range row {
 			pad := width[c] - utf8.RuneCountInString(s)
 			if c > 0 {
@@ -84,10 +125,6 @@ func writeText(w *bufio.Writer, header []string, right []bool, rows [][]string) 
 		}
 		w.WriteByte('\n')
 	}
-	line(header)
-	for _, row := range rows {
-		line(row)
-	}
 }
 
 // Output is an app's result as its Write writes it: a table in text, tsv
@@ -99,6 +136,10 @@ type Output struct {
 	// only for those formats.
 	Columns []Column
 	Rows    func() [][]string
+	// Each, if not nil, gives the rows one at a time instead of Rows
+	// (WriteEach), Widths their columns' widths for text.
+	Each   func(row func([]string) error) error
+	Widths func() []int
 	// TSV, if not nil, writes tsv instead of the table's rows.
 	TSV func(w io.Writer) error
 	// JSON writes json.
@@ -114,9 +155,16 @@ func (o Output) Write(w io.Writer, format string) error {
 	var err error
 	switch format {
 	case "", "text", "tsv", "csv":
-		if format == "tsv" && o.TSV != nil {
+		switch {
+		case format == "tsv" && o.TSV != nil:
 			err = o.TSV(bw)
-		} else {
+		case o.Each != nil:
+			var width []int
+			if format == "" || format == "text" {
+				width = o.Widths()
+			}
+			err = WriteEach(bw, format, o.Columns, width, o.Each)
+		default:
 			err = Write(bw, format, o.Columns, o.Rows())
 		}
 	case "json":
