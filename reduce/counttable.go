@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"iter"
 	"math"
-	"slices"
 	"strings"
 	"unsafe"
 )
@@ -364,22 +363,12 @@ func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
 // combined, sorted run a Store takes whole (Store.AddRun), without a
 // second hash table. The table is unchanged.
 func (c *CountTable) Run() Run[string, int64] {
-	// Sort the pairs themselves, not indices into the slots: a comparison
-	// then reads two string headers next to each other instead of two
-	// random slots (at 550,000 keys about twice as fast).
-	type pair struct {
-		word  string
-		count int64
-	}
+	// By prefix (stringOrder): a comparison of two words then reads two
+	// numbers next to each other instead of two strings' bytes.
 	keys, counts := c.Pairs()
-	ps := make([]pair, len(keys))
-	for i, k := range keys {
-		ps[i] = pair{k, counts[i]}
-	}
-	slices.SortFunc(ps, func(a, b pair) int { return strings.Compare(a.word, b.word) })
-	e := Run[string, int64]{Keys: keys, Vals: counts}
-	for i, p := range ps {
-		e.Keys[i], e.Vals[i] = p.word, p.count
+	e := Run[string, int64]{Keys: make([]string, len(keys)), Vals: make([]int64, len(keys))}
+	for j, i := range stringOrder(keys) {
+		e.Keys[j], e.Vals[j] = keys[i], counts[i]
 	}
 	return e
 }

@@ -35,6 +35,7 @@ type Store[K comparable, V any] struct {
 	kc   Codec[K]
 	vc   Codec[V]
 	enc  func([]byte, K) []byte // keys ordered by this encoding (NewEncodedHashStore), or nil
+	strs bool                   // keys are strings in bytewise order (NewHashStore)
 
 	c     container[K, V]
 	emit  func(K, V)  // raw, or raw charging the spill budget (SetSpill)
@@ -135,7 +136,18 @@ func WithValueCodec[K comparable, V any](c Codec[V]) Option[K, V] {
 
 // NewHashStore returns a hash container for ordered keys.
 func NewHashStore[K cmp.Ordered, V any](comb Combiner[V], opts ...Option[K, V]) (*Store[K, V], error) {
-	return NewHashStoreFunc(cmp.Compare[K], comb, opts...)
+	s, err := NewHashStoreFunc(cmp.Compare[K], comb, opts...)
+	if err == nil && isString[K]() {
+		// Strings in their natural order sort by prefix (stringOrder).
+		s.strs = true
+		switch c := s.c.(type) {
+		case *hashCombined[K, V]:
+			c.strs = true
+		case *hashAll[K, V]:
+			c.strs = true
+		}
+	}
+	return s, err
 }
 
 // NewHashStoreFunc returns a hash container for keys ordered by compare.
@@ -215,8 +227,13 @@ func (e *encoded) order() []int32 {
 }
 
 // sortKeys sorts keys with cmp, or, if enc is not nil, by their
-// encodings, each key encoded once.
-func sortKeys[K any](keys []K, cmp func(a, b K) int, enc func([]byte, K) []byte) {
+// encodings, each key encoded once, or, if strs (keys of a string type
+// ordered bytewise), by their prefixes (stringOrder).
+func sortKeys[K any](keys []K, cmp func(a, b K) int, enc func([]byte, K) []byte, strs bool) {
+	if strs {
+		sortStrings(asStrings(keys))
+		return
+	}
 	if enc == nil || len(keys) < 2 {
 		slices.SortFunc(keys, cmp)
 		return
@@ -481,6 +498,8 @@ func (s *Store[K, V]) SortCombined(e Run[K, V]) Run[K, V] {
 		enc := encodeKeys(e.Keys, s.enc)
 		idx = enc.order()
 		same = func(prev, i int32) bool { return bytes.Equal(enc.key(prev), enc.key(i)) }
+	} else if s.strs {
+		idx = stringOrder(asStrings(e.Keys))
 	} else {
 		idx = make([]int32, len(e.Keys))
 		for i := range idx {
@@ -530,12 +549,13 @@ func (s *Store[K, V]) Drain() Run[K, V] {
 // hashCombined is a hash container folding values with a combiner: one
 // map lookup per pair, values in a slice the map indexes.
 type hashCombined[K comparable, V any] struct {
-	st  *state
-	f   func(acc, v V) V
-	h   map[K]int32
-	hv  []V
-	cmp func(a, b K) int
-	enc func([]byte, K) []byte
+	st   *state
+	f    func(acc, v V) V
+	h    map[K]int32
+	hv   []V
+	cmp  func(a, b K) int
+	enc  func([]byte, K) []byte
+	strs bool // keys of a string type in bytewise order: sortKeys
 }
 
 func (c *hashCombined[K, V]) emit(k K, v V) {
@@ -584,7 +604,7 @@ func (c *hashCombined[K, V]) sorted() Run[K, V] {
 	for k := range c.h {
 		e.Keys = append(e.Keys, k)
 	}
-	sortKeys(e.Keys, c.cmp, c.enc)
+	sortKeys(e.Keys, c.cmp, c.enc, c.strs)
 	e.Vals = make([]V, len(e.Keys))
 	for i, k := range e.Keys {
 		e.Vals[i] = c.hv[c.h[k]]
@@ -594,10 +614,11 @@ func (c *hashCombined[K, V]) sorted() Run[K, V] {
 
 // hashAll is a hash container keeping every value with its tag.
 type hashAll[K comparable, V any] struct {
-	st  *state
-	ha  map[K][]val[V]
-	cmp func(a, b K) int
-	enc func([]byte, K) []byte
+	st   *state
+	ha   map[K][]val[V]
+	cmp  func(a, b K) int
+	enc  func([]byte, K) []byte
+	strs bool // keys of a string type in bytewise order: sortKeys
 }
 
 func (c *hashAll[K, V]) emit(k K, v V) {
@@ -625,7 +646,7 @@ func (c *hashAll[K, V]) sorted() Run[K, V] {
 	for k := range c.ha {
 		keys = append(keys, k)
 	}
-	sortKeys(keys, c.cmp, c.enc)
+	sortKeys(keys, c.cmp, c.enc, c.strs)
 	e := Run[K, V]{Off: []int{0}}
 	for _, k := range keys {
 		e.Keys = append(e.Keys, k)

@@ -36,12 +36,36 @@ func wordLen(rng *rand.Rand) int {
 // case, punctuation and line breaks. The output depends only on the
 // arguments.
 func Generate(dir string, totalBytes int64, files int, seed uint64) error {
+	return GenerateVocabulary(dir, totalBytes, files, seed, DefaultVocabulary)
+}
+
+// DefaultVocabulary is Generate's vocabulary: the words its Zipf draws
+// from. MinVocabulary is the least GenerateVocabulary takes: the common
+// English words and the places of the non-ASCII ones among them.
+const (
+	DefaultVocabulary = 50000
+	MinVocabulary     = 300
+)
+
+// GenerateVocabulary is Generate over a vocabulary of vocabulary words.
+// Up to DefaultVocabulary it is Generate's (the same bytes for the same
+// seed at DefaultVocabulary). Past it, three words in four are drawn
+// uniformly from the whole vocabulary (the made-up words past the first
+// DefaultVocabulary are made from a hash of their index, 6 to 12
+// letters), the others from Generate's Zipf: with a vocabulary much
+// larger than the corpus's words, most words occur once, a corpus of
+// mostly unique tokens (log lines with ids, n-grams) for jobs whose keys
+// outgrow memory.
+func GenerateVocabulary(dir string, totalBytes int64, files int, seed uint64, vocabulary int64) error {
 	if files < 1 || totalBytes < 0 {
 		return fmt.Errorf("wordcount: Generate(%d bytes, %d files), want files >= 1 and bytes >= 0", totalBytes, files)
 	}
+	if vocabulary < MinVocabulary {
+		return fmt.Errorf("wordcount: a vocabulary of %d words, want at least %d", vocabulary, MinVocabulary)
+	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	vocab := slices.Clone(common)
-	for len(vocab) < 50000 {
+	for len(vocab) < int(min(vocabulary, DefaultVocabulary)) {
 		if rng.IntN(200) == 0 {
 			vocab = append(vocab, foreign[rng.IntN(len(foreign))]+string(letters[rng.IntN(len(letters))]))
 			continue
@@ -59,6 +83,21 @@ func Generate(dir string, totalBytes int64, files int, seed uint64) error {
 		vocab[len(common)+10*i] = w
 	}
 	zipf := rand.NewZipf(rng, 1.07, 2, uint64(len(vocab)-1))
+	draw := func() string { return vocab[zipf.Uint64()] }
+	if vocabulary > DefaultVocabulary {
+		var b []byte
+		draw = func() string {
+			if rng.IntN(4) == 0 {
+				return vocab[zipf.Uint64()]
+			}
+			i := rng.Uint64N(uint64(vocabulary))
+			if i < uint64(len(vocab)) {
+				return vocab[i]
+			}
+			b = madeUp(b[:0], seed, i)
+			return string(b)
+		}
+	}
 	per := totalBytes / int64(files)
 	for f := range files {
 		size := per
@@ -66,14 +105,37 @@ func Generate(dir string, totalBytes int64, files int, seed uint64) error {
 			size = totalBytes - per*int64(files-1)
 		}
 		p := filepath.Join(dir, fmt.Sprintf("d%02d", f%7), fmt.Sprintf("d%02d", f%3), fmt.Sprintf("file%04d.txt", f))
-		if err := writeText(p, size, rng, zipf, vocab); err != nil {
+		if err := writeText(p, size, rng, draw); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeText(path string, size int64, rng *rand.Rand, zipf *rand.Zipf, vocab []string) (err error) {
+// madeUp appends the made-up word of index i of a vocabulary: 6 to 12
+// letters drawn by English frequency from a hash of the seed and i.
+func madeUp(b []byte, seed, i uint64) []byte {
+	h := seed*0x9e3779b97f4a7c15 ^ i
+	next := func() uint64 { // splitmix64
+		h += 0x9e3779b97f4a7c15
+		z := h
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		return z ^ z>>31
+	}
+	r := next()
+	n := 6 + int(r%7)
+	for j := 0; j < n; j++ {
+		if j%8 == 0 {
+			r = next()
+		}
+		b = append(b, letters[int(r&0xff)%len(letters)])
+		r >>= 8
+	}
+	return b
+}
+
+func writeText(path string, size int64, rng *rand.Rand, draw func() string) (err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("wordcount: %w", err)
 	}
@@ -90,7 +152,7 @@ func writeText(path string, size int64, rng *rand.Rand, zipf *rand.Zipf, vocab [
 	var line []byte
 	start := true // of a sentence
 	for n := int64(0); n < size; {
-		word := vocab[zipf.Uint64()]
+		word := draw()
 		switch c := rng.IntN(100); {
 		case c < 2:
 			line = append(line, strings.ToUpper(word)...)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pgasmr/pgasmr/apps/internal/table"
 )
@@ -51,7 +50,7 @@ func (r *Result) widths() []int {
 	}
 	wd := []int{0, 0}
 	for _, wc := range r.Words {
-		wd[0] = max(wd[0], utf8.RuneCountInString(wc.Word))
+		wd[0] = max(wd[0], table.Width(wc.Word))
 		wd[1] = max(wd[1], len(strconv.FormatInt(wc.Count, 10)))
 	}
 	return wd

@@ -1,6 +1,7 @@
 package wordcount
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -109,7 +110,7 @@ func (s *spilledWords) add(w string, n int64) error {
 		return fmt.Errorf("wordcount: %w", err)
 	}
 	s.n++
-	s.width[0] = max(s.width[0], utf8.RuneCountInString(w))
+	s.width[0] = max(s.width[0], table.Width(w))
 	s.width[1] = max(s.width[1], len(strconv.FormatInt(n, 10)))
 	return nil
 }
@@ -153,7 +154,7 @@ func (s *spilledWords) widths() ([]int, error) {
 	}
 	wd := []int{0, 0}
 	err := s.each(func(wc WordCount) error {
-		wd[0] = max(wd[0], utf8.RuneCountInString(wc.Word))
+		wd[0] = max(wd[0], table.Width(wc.Word))
 		wd[1] = max(wd[1], len(strconv.FormatInt(wc.Count, 10)))
 		return nil
 	})
@@ -180,17 +181,40 @@ func (f *files) sorted(top int, words []WordCount) *Result {
 		r.TotalWords += wc.Count
 	}
 	r.DistinctWords = int64(len(r.Words))
-	slices.SortFunc(r.Words, func(a, b WordCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Word, b.Word)
-	})
+	sortWords(r.Words)
 	if top > 0 && len(r.Words) > top {
 		r.Words = r.Words[:top:top]
 	}
 	return r
+}
+
+// sortWords sorts words by count descending, then word. It sorts their
+// counts and word prefixes (reduce.StringPrefix) beside their indices,
+// so that most comparisons read two numbers from one slice rather than
+// two words' bytes: with millions of distinct words, most of them once,
+// the words' bytes are all over memory.
+func sortWords(words []WordCount) {
+	type item struct {
+		count int64
+		p     uint64
+		i     int32
+	}
+	items := make([]item, len(words))
+	for i, wc := range words {
+		items[i] = item{wc.Count, reduce.StringPrefix(wc.Word), int32(i)}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.count != b.count {
+			return cmp.Compare(b.count, a.count)
+		}
+		if a.p != b.p {
+			return cmp.Compare(a.p, b.p)
+		}
+		return strings.Compare(words[a.i].Word, words[b.i].Word)
+	})
+	sorted := make([]WordCount, len(words))
+	for j, it := range items {
+		sorted[j] = words[it.i]
+	}
+	copy(words, sorted)
 }

@@ -26,6 +26,7 @@ Generates an input for APP (histogram, linreg, wordcount, spamcount). The
 same flags and seed give the same bytes.
 
   mrrun gen wordcount --size 1GiB --files 5000 --seed 1 corpus/
+  mrrun gen wordcount --size 1GB --files 100 --vocabulary 4000000000 unique/
   mrrun gen histogram --size 150MB --seed 1 img.bmp
   mrrun gen linreg --points 128000000 --seed 1 pts.bin
   mrrun gen spamcount --messages 10000 --seed 1 mail/
@@ -48,6 +49,7 @@ type genFlags struct {
 	files, messages   int
 	points            int64
 	seed              uint64
+	vocabulary        int64
 	force, quiet      bool
 }
 
@@ -55,6 +57,7 @@ type genFlags struct {
 var genAppFlags = map[string][]string{
 	"size":         {"wordcount", "histogram", "linreg"},
 	"files":        {"wordcount"},
+	"vocabulary":   {"wordcount"},
 	"points":       {"linreg"},
 	"input-format": {"linreg"},
 	"messages":     {"spamcount"},
@@ -63,6 +66,7 @@ var genAppFlags = map[string][]string{
 func (f *genFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.size, "size", "", "wordcount, histogram, linreg: bytes to write (default 64MB for wordcount and histogram; linreg: points = size / record size)")
 	fs.IntVar(&f.files, "files", 100, "wordcount: number of files")
+	fs.Int64Var(&f.vocabulary, "vocabulary", wordcount.DefaultVocabulary, "wordcount: distinct words to draw from; past 50000, three words in four are drawn uniformly from all of them, so that with a vocabulary far above the corpus's word count most words occur once")
 	fs.Int64Var(&f.points, "points", 16_000_000, "linreg: number of points")
 	fs.StringVar(&f.inputFormat, "input-format", "int8", "linreg: int8 (pairs of signed bytes), f64 (pairs of little-endian float64) or csv (x,y lines)")
 	fs.IntVar(&f.messages, "messages", 1000, "spamcount: number of messages (one file each)")
@@ -121,6 +125,9 @@ func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if f.files < 1 {
 			return usagef("gen wordcount: --files %d: need at least 1", f.files)
 		}
+		if f.vocabulary < wordcount.MinVocabulary {
+			return usagef("gen wordcount: --vocabulary %d: need at least %d words", f.vocabulary, wordcount.MinVocabulary)
+		}
 	case "spamcount":
 		if f.messages < 0 {
 			return usagef("gen spamcount: --messages %d: must not be negative", f.messages)
@@ -138,7 +145,7 @@ func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var summary string
 	switch a.name {
 	case "wordcount":
-		files, n, err := generateDir(ctx, out, func(dir string) error { return wordcount.Generate(dir, size, f.files, f.seed) })
+		files, n, err := generateDir(ctx, out, func(dir string) error { return wordcount.GenerateVocabulary(dir, size, f.files, f.seed, f.vocabulary) })
 		if err != nil {
 			return fmt.Errorf("gen wordcount %s: %w", out, err)
 		}

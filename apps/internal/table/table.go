@@ -13,7 +13,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -31,7 +30,7 @@ func Write(w io.Writer, format string, cols []Column, rows [][]string) error {
 		width = make([]int, len(cols))
 		for _, row := range rows {
 			for c, s := range row {
-				width[c] = max(width[c], utf8.RuneCountInString(s))
+				width[c] = max(width[c], Width(s))
 			}
 		}
 	}
@@ -64,7 +63,7 @@ func WriteEach(w io.Writer, format string, cols []Column, width []int, each func
 		}
 		wd := make([]int, len(cols))
 		for c, h := range header {
-			wd[c] = max(width[c], utf8.RuneCountInString(h))
+			wd[c] = max(width[c], Width(h))
 		}
 		line := textLine(bw, right, wd)
 		line(header)
@@ -105,26 +104,46 @@ func WriteEach(w io.Writer, format string, cols []Column, width []int, each func
 // with spaces, right-aligned where right says, two spaces apart, none
 // after the last.
 func textLine(w *bufio.Writer, right []bool, width []int) func(row []string) {
+	pad := func(n int) {
+		for n > 0 {
+			k := min(n, len(spaces))
+			w.WriteString(spaces[:k])
+			n -= k
+		}
+	}
 	return func(row []string) {
 		for c, s := range row {
-			pad := width[c] - utf8.RuneCountInString(s)
+			n := width[c] - Width(s)
 			if c > 0 {
 				w.WriteString("  ")
 			}
 			last := c == len(row)-1
 			switch {
 			case right[c]:
-				w.WriteString(strings.Repeat(" ", pad))
+				pad(n)
 				w.WriteString(s)
 			case last:
 				w.WriteString(s)
 			default:
 				w.WriteString(s)
-				w.WriteString(strings.Repeat(" ", pad))
+				pad(n)
 			}
 		}
 		w.WriteByte('\n')
 	}
+}
+
+const spaces = "                                                                "
+
+// Width returns the width of s in text output: its runes, counted only
+// where s is not ASCII (every byte below 0x80 is one rune).
+func Width(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.RuneCountInString(s)
+		}
+	}
+	return len(s)
 }
 
 // Output is an app's result as its Write writes it: a table in text, tsv
