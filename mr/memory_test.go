@@ -284,7 +284,7 @@ func TestReduceStreamBudget(t *testing.T) {
 func TestReduceStreamSpillError(t *testing.T) {
 	toks := tokens(100_000, 60_000, 10)
 	tmp := t.TempDir()
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: 1, MemoryBytes: 512 << 10, TmpDir: tmp}, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 1, MemoryBytes: 2 << 20, TmpDir: tmp}, func(ctx context.Context, r *pgas.Rank) error {
 		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
 		if err != nil {
 			return err

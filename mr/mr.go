@@ -206,13 +206,19 @@ func beginReduce[K comparable, V any](ctx context.Context, r *pgas.Rank, st *red
 }
 
 // Spill makes st keep to r's share of the job's memory budget
-// (pgas.Config.MemoryBytes, Rank.MemoryShare): past it, the store writes
-// sorted runs to temporary files in pgas.Config.TmpDir
+// (pgas.Config.MemoryBytes, Rank.MemoryShare): past a quarter of it, the
+// store writes sorted runs to temporary files in pgas.Config.TmpDir
 // (reduce.Store.SetSpill), which ApplyReduce merges back, and which are
 // removed when the rank returns, on every path (pgas.Rank.Cleanup). It
 // does nothing if the job has no budget or st already spills. ApplyMap
 // and ApplyMapArray call it; a job that fills a store by other means
 // (Store.AddRun, a table of its own) calls it before.
+//
+// The quarter is the store's: the store's estimate counts encoded pairs,
+// which take about 1.5 times that in a hash container, and the rest of
+// the share is for a map's own table (reduce.Store.SinkBudget keeps it
+// to about as much), the rounds of the reduce stage's moves (a quarter
+// of the store's budget a round) and what the reduce keeps.
 func Spill[K comparable, V any](r *pgas.Rank, st *reduce.Store[K, V]) {
 	share := r.MemoryShare()
 	if share <= 0 || st.Spilling() {
@@ -220,8 +226,12 @@ func Spill[K comparable, V any](r *pgas.Rank, st *reduce.Store[K, V]) {
 	}
 	sp := &reduce.Spill{Dir: r.Config().TmpDir}
 	r.Cleanup(func() { sp.Close() })
-	st.SetSpill(sp, share)
+	st.SetSpill(sp, max(share/StoreShare, 1))
 }
+
+// StoreShare is the part of a rank's memory share a store keeps in
+// memory (Spill): 1/StoreShare of it.
+const StoreShare = 4
 
 // ApplyMap is collective: it runs f on this rank's share of the input
 // elements, chosen by the distribution, emitting into st. It returns when

@@ -75,19 +75,24 @@ func (s *Store[K, V]) Sink() Sink[K, V] { return s.sink }
 
 // SinkBudget is the number of distinct keys a map's own combining table
 // (a CountTable) should hand over at, with AddPairs, and start again: the
-// store's budget while a sink takes its pairs; else, for a store that
-// spills (SetSpill), the keys that fill half its bytes at tableKeyBytes a
-// key (the table's slots at half load, its arena, and the strings it
-// hands over); else 0 (keep every key to the end). It bounds the map's
-// memory by the budget, not by the keys of the rank's input.
+// store's budget while a sink takes its pairs; for a store that spills
+// (SetSpill), at most the keys that take its budget of bytes at
+// tableKeyBytes a key (the table's slots at half load and the spare ones
+// TakeCold keeps, its arena, and the strings it hands over); else 0 (keep
+// every key to the end). It bounds the map's memory by the budget, not by
+// the keys of the rank's input.
 func (s *Store[K, V]) SinkBudget() int {
+	spill := 0
+	if s.sp.sp != nil && !s.sp.failed {
+		spill = int(max(s.sp.budget/tableKeyBytes, minTableKeys))
+	}
 	if s.sink != nil && !s.sinkFull && s.sinkErr == nil {
+		if spill > 0 {
+			return min(s.budget, spill)
+		}
 		return s.budget
 	}
-	if s.sp.sp != nil && !s.sp.failed {
-		return int(max(s.sp.budget/2/tableKeyBytes, minTableKeys))
-	}
-	return 0
+	return spill
 }
 
 // What a map's table holds under a spilling store (SinkBudget): about

@@ -323,9 +323,9 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 	}
 	return appjob.ReduceStream(ctx, r, j, st, func(ctx context.Context, rd reduce.RunReader[string, int64]) (*Result, error) {
 		// The pairs hold each word once, combined: no table to count into.
-		// Under a memory budget the words past half the rank's share go to
-		// files, sorted (builder).
-		b := &builder{files: files{Unreadable: skipped}, top: o.Top, budget: r.MemoryShare() / 2, tmp: r.Config().TmpDir}
+		// Under a memory budget the words past the store's part of the
+		// rank's share go to files, sorted (builder).
+		b := &builder{files: files{Unreadable: skipped}, top: o.Top, budget: r.MemoryShare() / mr.StoreShare, tmp: r.Config().TmpDir}
 		for _, s := range sides {
 			b.files.add(s)
 		}
