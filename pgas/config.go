@@ -20,7 +20,6 @@ const MaxHeapFloor = 32 << 20
 // Defaults used where a Config field is zero.
 const (
 	DefaultSegmentBytes    = 16 << 20
-	DefaultSyncTimeout     = 5 * time.Minute
 	DefaultShutdownTimeout = 5 * time.Second
 	DefaultFragmentBytes   = 1 << 20
 	// MinSegmentBytes is the smallest segment Validate accepts: room for
@@ -52,7 +51,14 @@ type Config struct {
 	// synchronisation.
 	Check bool
 	// SyncTimeout bounds every wait for other ranks (barrier, lock, Wait).
-	// Zero means DefaultSyncTimeout; a negative value means no bound.
+	// Zero or a negative value means no bound, the default: a rank may
+	// wait as long as the others work (a root reducing a large result
+	// while the others wait at the end), and a rank that cannot come is
+	// reported at once instead, where the transport can tell: one that
+	// failed or returned (every transport), a rank process that died or a
+	// launcher that is gone (shm), MPI's abort of the job (mpi). A bound
+	// turns a hang the transport cannot see (a rank stuck in its own code)
+	// into an error wrapping ErrTimeout.
 	SyncTimeout time.Duration
 	// ShutdownTimeout is how long Run waits, after the first failure, for
 	// the other in-process ranks to return before it gives up on them and
@@ -86,9 +92,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.SegmentBytes == 0 {
 		c.SegmentBytes = DefaultSegmentBytes
-	}
-	if c.SyncTimeout == 0 {
-		c.SyncTimeout = DefaultSyncTimeout
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout

@@ -29,7 +29,7 @@ var ErrTimeout = transport.ErrTimeout
 
 // ErrReturned is wrapped by the error of a rank that waits in a barrier
 // for a rank whose job function has already returned, where the transport
-// can tell (inproc): the job fails at once instead of after SyncTimeout.
+// can tell (inproc): the job fails at once instead of waiting for it.
 var ErrReturned = transport.ErrReturned
 
 // PanicError is the error of a rank whose function panicked.

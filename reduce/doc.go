@@ -100,10 +100,13 @@
 // by Err, AddRun and AddPairs; the store then keeps its pairs in memory
 // and spills no more, and no pair is lost.
 //
-// Not yet bounded: the reduce stage's data movement (shuffle.Collect
-// drains the store into a Run, and moves and merges runs in memory) and
-// what the reduce function gets and returns (Pairs). DrainStream is the
-// form those will consume.
+// The reduce stage's moves are bounded too: once a rank has spilled,
+// package reduce/shuffle moves every rank's pairs in rounds from
+// DrainStream into the receiving stores, which spill what they cannot
+// hold, and hands the reduce a stream (shuffle.CollectStream,
+// mr.ApplyReduceStream). Store.Stream reads a store without draining it,
+// for a result read more than once. Not bounded: a reduce function that
+// takes Pairs (mr.ApplyReduce) holds them, and what it returns.
 //
 // # Codecs
 //

@@ -209,7 +209,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
 	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; pages nobody uses cost no memory")
-	fs.StringVar(&f.memory, "memory", "auto", "memory the job's pairs may hold on a node, shared by its ranks; past it they spill to files in --tmp (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound)")
+	fs.StringVar(&f.memory, "memory", "auto", "memory the job's pairs may hold on a node, shared by its ranks; past it they spill to files in --tmp (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound). The segments (--segment-bytes) are apart from it")
 	fs.StringVar(&f.tmp, "tmp", "", "directory for the files pairs spill to under --memory (default: $TMPDIR or /tmp)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
 	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root, --no-collectives, --node-combine or --node-budget")

@@ -64,7 +64,8 @@
 // Every member calls the same collectives in the same order with the same
 // single-valued arguments (counts, displacements, options, root; only
 // AlltoallV's counts are each member's own). A mismatch that makes members
-// wait for each other ends in an error after pgas.Config.SyncTimeout; with
+// wait for each other hangs, or ends in an error after
+// pgas.Config.SyncTimeout if the job sets one; with
 // pgas.Config.Check each call first compares its name and arguments across
 // the team and the member that differs gets an error naming both calls.
 // Arguments that are wrong on their face (a negative count, a

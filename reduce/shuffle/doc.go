@@ -35,6 +35,10 @@
 // through pgas.Rank.Cast where the segment is mapped in the process and
 // with one-sided gets and puts elsewhere; every access is counted.
 //
+// Once a rank's store has spilled under a memory budget, every move goes
+// in bounded rounds instead, and the pairs come back as a stream
+// (CollectStream; see bounded.go).
+//
 // Received runs merge in rank order (reduce.Store.Merge), so results are
 // identical for every rank count when the combiner is commutative, and
 // kept values are in tag order always.
