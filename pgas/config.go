@@ -17,6 +17,13 @@ import (
 // against 79 MB at this floor, in the same time).
 const MaxHeapFloor = 32 << 20
 
+// MemorySlack is what a process running a job under a memory budget
+// (Config.MemoryBytes) may hold beyond the budget of the ranks it hosts:
+// the runtime, input buffers, a result being written. Run keeps Go's
+// memory limit at the two together while the job runs (unless GOMEMLIMIT
+// is set), so that garbage does not take the process past them.
+const MemorySlack = 32 << 20
+
 // Defaults used where a Config field is zero.
 const (
 	DefaultSegmentBytes    = 16 << 20
@@ -75,7 +82,9 @@ type Config struct {
 	// host, or of one process in-process). Each rank gets an equal share
 	// (Rank.MemoryShare), which the layers above keep to by writing what
 	// they cannot hold to temporary files in TmpDir (package mr sets it on
-	// a job's stores: reduce.Store.SetSpill). Zero means no bound.
+	// a job's stores: reduce.Store.SetSpill), and Run keeps Go's memory
+	// limit at the shares of the ranks it hosts plus MemorySlack. The
+	// segments (SegmentBytes) are apart from it. Zero means no bound.
 	MemoryBytes int64
 	// TmpDir is the directory temporary files are made in. Empty means
 	// os.TempDir().

@@ -67,12 +67,16 @@ func (r *Rank) Config() Config { return r.cfg }
 // MemoryShare returns this rank's share of Config.MemoryBytes: the
 // node's budget divided evenly among the ranks of its node, at least 1
 // byte; 0 if the job has no bound.
-func (r *Rank) MemoryShare() int64 {
-	if r.cfg.MemoryBytes <= 0 {
+func (r *Rank) MemoryShare() int64 { return memoryShare(r.cfg, r.id) }
+
+// memoryShare is the share of cfg.MemoryBytes (cfg with defaults) of
+// rank.
+func memoryShare(cfg Config, rank int) int64 {
+	if cfg.MemoryBytes <= 0 {
 		return 0
 	}
-	first := r.Node() * r.cfg.RanksPerNode
-	return max(r.cfg.MemoryBytes/int64(min(r.cfg.RanksPerNode, r.n-first)), 1)
+	first := rank / cfg.RanksPerNode * cfg.RanksPerNode
+	return max(cfg.MemoryBytes/int64(min(cfg.RanksPerNode, cfg.Ranks-first)), 1)
 }
 
 // Cleanup registers f to run when the rank's function returns, on every

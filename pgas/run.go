@@ -80,6 +80,15 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 	// bytes of this process's segments, up to MaxHeapFloor, or a job with
 	// a small live heap would be collected every few MiB of garbage.
 	defer memlimit.HeapFloor(min(int64(len(eps))*cfg.SegmentBytes, MaxHeapFloor))()
+	// Under a memory budget the collector keeps the heap near the live
+	// data of the ranks hosted here, which keep to their shares.
+	if cfg.MemoryBytes > 0 {
+		var budget int64
+		for _, ep := range eps {
+			budget += memoryShare(cfg, ep.Rank())
+		}
+		defer memlimit.GoLimit(budget + MemorySlack)()
+	}
 
 	type result struct {
 		rank int

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -137,7 +136,6 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, usagef("%v", err)
 	}
-	defer goLimit(cfg, spec.transport)()
 	var (
 		mu  sync.Mutex
 		res result
@@ -567,33 +565,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("-o %s: %w", f.output, err)
 	}
 	return nil
-}
-
-// goSlack is what a job's process holds beyond its pairs' budget: the
-// runtime, input buffers, the result being written.
-const goSlack = 32 << 20
-
-// goLimit keeps Go's memory limit (the collector's goal,
-// debug.SetMemoryLimit) at the memory budget of the ranks this process
-// hosts, plus goSlack, while the job runs, so that the collector works
-// harder rather than let garbage take the process past the budget: the
-// pairs' budgets (pgas.Config.MemoryBytes) count live data only. A
-// GOMEMLIMIT the user set is left alone. It returns the function that
-// restores the limit.
-func goLimit(cfg pgas.Config, transport string) (restore func()) {
-	if cfg.MemoryBytes <= 0 || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	c := cfg.WithDefaults()
-	budget := c.MemoryBytes // the ranks of one node in a process (shm, mpi: one rank)
-	if transport == "inproc" {
-		budget *= int64((c.Ranks + c.RanksPerNode - 1) / c.RanksPerNode) // every node
-	} else {
-		budget = max(budget/int64(c.RanksPerNode), 1)
-	}
-	old := debug.SetMemoryLimit(-1)
-	debug.SetMemoryLimit(min(old, budget+goSlack))
-	return func() { debug.SetMemoryLimit(old) }
 }
 
 // closeResult removes the files of a result past the memory budget

@@ -142,6 +142,22 @@ func TestIndex(t *testing.T) {
 			})
 		}
 	}
+	// Under a memory budget far below the index (-memory): the stores
+	// spill, the pairs move in rounds, and nothing is left in -tmp.
+	for _, n := range []int{1, 2, 3} {
+		for _, mode := range []string{"default", "gather-all", "gather-root+root=0", "gather-partitioned+node=off"} {
+			tmp := t.TempDir()
+			args := []string{"-np", fmt.Sprint(n), "-mode", mode, "-memory", "4KiB", "-tmp", tmp, dir}
+			t.Run(fmt.Sprintf("np=%d/%s/memory=4KiB", n, mode), func(t *testing.T) {
+				if got := runOut(t, args...); got != all {
+					t.Fatalf("invindex %q:\n%s\nwant\n%s", args, got, all)
+				}
+				if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+					t.Errorf("-tmp holds %d entries after the job (%v)", len(left), err)
+				}
+			})
+		}
+	}
 	for _, c := range []struct {
 		top  int
 		word string

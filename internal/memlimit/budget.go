@@ -2,6 +2,9 @@ package memlimit
 
 import (
 	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,4 +54,56 @@ func Physical() (int64, error) {
 		return 0, fmt.Errorf("memlimit: sysinfo: %w", err)
 	}
 	return int64(si.Totalram) * int64(si.Unit), nil
+}
+
+// GoLimit keeps Go's memory limit (debug.SetMemoryLimit, the collector's
+// goal as the heap nears it) at limit bytes or below until restore is
+// called, so that garbage does not take a process whose live data keeps
+// to a budget (pgas.Config.MemoryBytes) past it. Limits may be set from
+// several places at once (every pgas.Run of a process): the least active
+// one applies, and the limit found before the first is restored when the
+// last stops. A GOMEMLIMIT the user set is left alone, and so is a lower
+// limit in force.
+func GoLimit(limit int64) (restore func()) {
+	if limit <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	g := &theGoLimit
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.limits) == 0 {
+		g.base = debug.SetMemoryLimit(-1)
+	}
+	g.limits[limit]++
+	g.apply()
+	return sync.OnceFunc(func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.limits[limit]--; g.limits[limit] == 0 {
+			delete(g.limits, limit)
+		}
+		if len(g.limits) == 0 {
+			debug.SetMemoryLimit(g.base)
+			return
+		}
+		g.apply()
+	})
+}
+
+var theGoLimit = goLimits{limits: map[int64]int{}}
+
+// goLimits are the active GoLimit calls.
+type goLimits struct {
+	mu     sync.Mutex
+	base   int64         // the limit before the first
+	limits map[int64]int // active limits, counted
+}
+
+// apply sets the least active limit, or base if that is lower.
+func (g *goLimits) apply() {
+	least := g.base
+	for l := range g.limits {
+		least = min(least, l)
+	}
+	debug.SetMemoryLimit(least)
 }

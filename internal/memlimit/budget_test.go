@@ -1,6 +1,8 @@
 package memlimit
 
 import (
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -34,5 +36,34 @@ func TestDefaultBudget(t *testing.T) {
 	}
 	if b <= 0 || b > phys/2 || !strings.HasPrefix(from, "half of ") {
 		t.Fatalf("DefaultBudget() = %d, %q with %d bytes of physical memory", b, from, phys)
+	}
+}
+
+// TestGoLimit: the least active limit applies, a higher one leaves it,
+// and the limit found first comes back when the last stops.
+func TestGoLimit(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set")
+	}
+	base := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(base)
+	a := GoLimit(300 << 20)
+	if got := debug.SetMemoryLimit(-1); got != 300<<20 {
+		t.Fatalf("limit %d after GoLimit(300 MiB)", got)
+	}
+	b := GoLimit(100 << 20)
+	c := GoLimit(500 << 20)
+	if got := debug.SetMemoryLimit(-1); got != 100<<20 {
+		t.Fatalf("limit %d with 300, 100 and 500 MiB active, want 100 MiB", got)
+	}
+	b()
+	b() // once
+	if got := debug.SetMemoryLimit(-1); got != 300<<20 {
+		t.Fatalf("limit %d after the 100 MiB one stopped, want 300 MiB", got)
+	}
+	a()
+	c()
+	if got := debug.SetMemoryLimit(-1); got != base {
+		t.Fatalf("limit %d after every one stopped, want %d", got, base)
 	}
 }

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/pgasmr/pgasmr/internal/memlimit"
+	"github.com/pgasmr/pgasmr/internal/size"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/launch"
@@ -54,14 +56,27 @@ type Options struct {
 	Config pgas.Config
 }
 
-// Flags registers -np (the in-process ranks, as mrrun's) and -mode (the
+// Flags registers -np (the in-process ranks, as mrrun's), -mode (the
 // job's mr.Options in their one-word form, as mrrun's --mode: block,
-// cyclic+root, partitioned+node=off, ...) on fs and returns the Options
-// they fill.
+// cyclic+root, partitioned+node=off, ...), -memory and -tmp (the memory
+// the job's pairs may hold on a node before they spill to files in the
+// directory, Config.MemoryBytes and TmpDir, as mrrun's --memory and
+// --tmp; by default half the memory the process can have) on fs and
+// returns the Options they fill.
 func Flags(fs *flag.FlagSet) *Options {
 	o := new(Options)
 	fs.IntVar(&o.Ranks, "np", runtime.NumCPU(), "ranks when run directly (a launcher's job decides otherwise)")
 	fs.TextVar(&o.Mode, "mode", mr.Options{}, "the job's modes joined by + (mrrun's --mode; root=N returns rank N's result)")
+	o.Config.MemoryBytes, _ = memlimit.DefaultBudget()
+	fs.Func("memory", "memory the job's pairs may hold on a node before they spill to files (k, MB, MiB, ... suffixes; 0: no bound; default: half the memory the process can have)", func(s string) error {
+		n, err := size.Parse(s)
+		if err == nil && n < 0 {
+			err = fmt.Errorf("size %q is negative", s)
+		}
+		o.Config.MemoryBytes = n
+		return err
+	})
+	fs.StringVar(&o.Config.TmpDir, "tmp", "", "directory for the files pairs spill to (default: $TMPDIR or /tmp)")
 	return o
 }
 
