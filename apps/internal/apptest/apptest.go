@@ -4,6 +4,8 @@ package apptest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -20,14 +22,38 @@ import (
 // error, and that no goroutine is left behind.
 func FaultSweep(t *testing.T, job func(ctx context.Context, r *pgas.Rank) error) {
 	t.Helper()
+	FaultSweepConfig(t, pgas.Config{}, job)
+}
+
+// FaultSweepConfig is FaultSweep on jobs of cfg (its Ranks and Transport
+// are the sweep's); with a TmpDir, it also checks that every job, failed
+// or not, leaves nothing there (the files pairs spill to under
+// MemoryBytes).
+func FaultSweepConfig(t *testing.T, cfg pgas.Config, job func(ctx context.Context, r *pgas.Rank) error) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("fault sweep")
 	}
+	cfg.Ranks = 2
+	if cfg.SyncTimeout == 0 {
+		cfg.SyncTimeout = 10 * time.Second
+	}
+	checkTmp := func(when string) {
+		t.Helper()
+		if cfg.TmpDir == "" {
+			return
+		}
+		if left, err := os.ReadDir(cfg.TmpDir); err != nil || len(left) > 0 {
+			t.Fatalf("%s: %s holds %d entries (%v)", when, cfg.TmpDir, len(left), err)
+		}
+	}
 	base := runtime.NumGoroutine()
 	clean := wrap.NewFaulty(inproc.New(), 1, -1)
-	if err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, Transport: clean}, job); err != nil {
+	cfg.Transport = clean
+	if err := pgas.Run(context.Background(), cfg, job); err != nil {
 		t.Fatalf("clean run: %v", err)
 	}
+	checkTmp("clean run")
 	ops := clean.Ops(1)
 	if ops == 0 {
 		t.Fatal("rank 1 issued no operations")
@@ -37,10 +63,12 @@ func FaultSweep(t *testing.T, job func(ctx context.Context, r *pgas.Rank) error)
 	for op := int64(0); op < ops; op += step {
 		f := wrap.NewFaulty(inproc.New(), 1, op)
 		t0 := time.Now()
-		err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, Transport: f, SyncTimeout: 10 * time.Second}, job)
+		cfg.Transport = f
+		err := pgas.Run(context.Background(), cfg, job)
 		if d := time.Since(t0); d > 5*time.Second {
 			t.Errorf("op %d of %d: the job took %v to fail", op, ops, d)
 		}
+		checkTmp(fmt.Sprintf("op %d of %d", op, ops))
 		if !f.Injected() {
 			continue // the job took another path and never reached op
 		}
