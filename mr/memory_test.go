@@ -171,14 +171,8 @@ func TestMemoryBudgetBadTmpDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, MemoryBytes: 32 << 10, TmpDir: bad}, func(ctx context.Context, r *pgas.Rank) error {
-		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+		st, err := countWords(ctx, r, toks)
 		if err != nil {
-			return err
-		}
-		if _, err := mr.ApplyMap(ctx, r, mr.Slice(toks), func(ctx context.Context, w string, emit func(string, int64)) error {
-			emit(w, 1)
-			return nil
-		}, st); err != nil {
 			return err
 		}
 		_, err = mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (int, error) {
@@ -285,14 +279,8 @@ func TestReduceStreamSpillError(t *testing.T) {
 	toks := tokens(100_000, 60_000, 10)
 	tmp := t.TempDir()
 	err := pgas.Run(context.Background(), pgas.Config{Ranks: 1, MemoryBytes: 2 << 20, TmpDir: tmp}, func(ctx context.Context, r *pgas.Rank) error {
-		st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+		st, err := countWords(ctx, r, toks)
 		if err != nil {
-			return err
-		}
-		if _, err := mr.ApplyMap(ctx, r, mr.Slice(toks), func(ctx context.Context, w string, emit func(string, int64)) error {
-			emit(w, 1)
-			return nil
-		}, st); err != nil {
 			return err
 		}
 		_, err = mr.ApplyReduceStream(ctx, r, st, func(ctx context.Context, rd reduce.RunReader[string, int64]) (int, error) {
@@ -316,4 +304,17 @@ func TestReduceStreamSpillError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ".run") || !errors.Is(err, reduce.ErrCorruptSpill) {
 		t.Fatalf("error %v, want one naming a spilled .run file and wrapping ErrCorruptSpill", err)
 	}
+}
+
+// countWords maps toks into a new store summing one per occurrence.
+func countWords(ctx context.Context, r *pgas.Rank, toks []string) (*reduce.Store[string, int64], error) {
+	st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+	if err != nil {
+		return nil, err
+	}
+	_, err = mr.ApplyMap(ctx, r, mr.Slice(toks), func(ctx context.Context, w string, emit func(string, int64)) error {
+		emit(w, 1)
+		return nil
+	}, st)
+	return st, err
 }

@@ -78,7 +78,12 @@ func Map[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, j Job, i
 // pointer, nil where there is no result. ApplyReduce's error is returned
 // as it is.
 func Reduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, j Job, st *reduce.Store[K, V], f mr.ReduceFunc[K, V, R]) (R, error) {
-	res, err := mr.ApplyReduce(ctx, r, st, f, j.o.ReduceOptions(j.d)...)
+	return value(mr.ApplyReduce(ctx, r, st, f, j.o.ReduceOptions(j.d)...))
+}
+
+// value is a reduce's result where the gather put the pairs, else the
+// zero R.
+func value[R any](res mr.Result[R], err error) (R, error) {
 	if err != nil || !res.OK {
 		var zero R
 		return zero, err
@@ -90,10 +95,5 @@ func Reduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, j Job, st
 // (mr.ApplyReduceStream): under a memory budget the rank reads its pairs
 // from files as f goes.
 func ReduceStream[K comparable, V, R any](ctx context.Context, r *pgas.Rank, j Job, st *reduce.Store[K, V], f mr.StreamFunc[K, V, R]) (R, error) {
-	res, err := mr.ApplyReduceStream(ctx, r, st, f, j.o.ReduceOptions(j.d)...)
-	if err != nil || !res.OK {
-		var zero R
-		return zero, err
-	}
-	return res.Value, nil
+	return value(mr.ApplyReduceStream(ctx, r, st, f, j.o.ReduceOptions(j.d)...))
 }
