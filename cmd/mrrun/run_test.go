@@ -870,3 +870,77 @@ func TestRankStderr(t *testing.T) {
 		t.Errorf("error lines %v", s.lines)
 	}
 }
+
+// TestSpillInterruptAndKill: a job spilling under --memory that is
+// interrupted (SIGINT) exits 130 and leaves nothing in --tmp; one killed
+// outright (SIGKILL) leaves its spill directory, which the next job that
+// spills there removes, since its name proves its process dead.
+func TestSpillInterruptAndKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a corpus")
+	}
+	in := t.TempDir()
+	if err := wordcount.GenerateVocabulary(in, 30<<20, 6, 3, 4_000_000_000); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	// start runs the job and returns once it has spilled.
+	start := func() *exec.Cmd {
+		t.Helper()
+		cmd := exec.Command(binPath, "-np", "2", "--memory", "1MiB", "--tmp", tmp, "-q", "-o", filepath.Join(t.TempDir(), "out.tsv"), "wordcount", in)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+				return cmd
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("no spill directory in %s within 30 s", tmp)
+			}
+		}
+	}
+	wait := func(cmd *exec.Cmd) error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("mrrun still running 10 s after the signal")
+			return nil
+		}
+	}
+
+	cmd := start()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if ee, ok := wait(cmd).(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("interrupted: exit %v, want status 130", cmd.ProcessState)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Fatalf("interrupted: --tmp holds %s", ents[0].Name())
+	}
+
+	cmd = start()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	wait(cmd)
+	ents, _ := os.ReadDir(tmp)
+	if len(ents) == 0 {
+		t.Fatal("killed: no spill directory left to clean (the test proves nothing)")
+	}
+	left := ents[0].Name()
+	// The next job that spills there removes it.
+	mrrun(t, "-np", "2", "--memory", "16KiB", "--node-combine", "off", "--tmp", tmp, "-q", "-o", filepath.Join(t.TempDir(), "out.tsv"),
+		"wordcount", testInput(t, "wordcount")).want(t, 0)
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Fatalf("the next job left %s in --tmp (the killed job's was %s)", ents[0].Name(), left)
+	}
+}
