@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/png"
 	"os"
@@ -942,5 +943,29 @@ func TestSpillInterruptAndKill(t *testing.T) {
 		"wordcount", testInput(t, "wordcount")).want(t, 0)
 	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
 		t.Fatalf("the next job left %s in --tmp (the killed job's was %s)", ents[0].Name(), left)
+	}
+}
+
+// TestSpillDiskFull: a job that spills onto a full disk (a 64 KiB tmpfs,
+// where this test may mount one) fails with exit 1 and one line naming
+// the file and "no space left on device", writes no output, and leaves
+// nothing on the disk.
+func TestSpillDiskFull(t *testing.T) {
+	tmp := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", tmp).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs here: %v %s", err, out)
+	}
+	defer exec.Command("umount", tmp).Run()
+	out := filepath.Join(t.TempDir(), "out.tsv")
+	r := mrrun(t, "-np", "2", "--memory", "16KiB", "--node-combine", "off", "--tmp", tmp, "-o", out, "wordcount", testInput(t, "wordcount")).want(t, 1)
+	checkOneLine(t, nil, r.stderr, "no space left on device")
+	if !strings.Contains(r.stderr, tmp+"/pgasmr-spill-") {
+		t.Errorf("stderr %q does not name the spill file in %s", r.stderr, tmp)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("-o %s exists after the failure (%v)", out, err)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("the full disk holds %s after the job", ents[0].Name())
 	}
 }
