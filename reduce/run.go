@@ -57,12 +57,18 @@ func (s *Store[K, V]) Merge(runs []Run[K, V]) Run[K, V] {
 	}
 	all := s.comb.KeepsAll()
 	m := merger[K, V]{runs: runs, cmp: s.cmp, pos: make([]int, len(runs))}
+	if s.strs {
+		// String keys: the heap compares the heads' prefixes, each read
+		// once as the head moves, and the strings only where they tie.
+		m.head = make([]uint64, len(runs))
+	}
 	n, nv := 0, 0 // the longest run: the fewest keys and values out
 	for ri, e := range runs {
 		n = max(n, len(e.Keys))
 		nv = max(nv, len(e.Vals))
 		if len(e.Keys) > 0 {
 			m.heap = append(m.heap, ri)
+			m.setHead(ri)
 		}
 	}
 	for i := len(m.heap)/2 - 1; i >= 0; i-- {
@@ -77,6 +83,7 @@ func (s *Store[K, V]) Merge(runs []Run[K, V]) Run[K, V] {
 	for len(m.heap) > 0 {
 		ri, i := m.top()
 		k := runs[ri].Keys[i]
+		m.key = m.headOf(ri)
 		out.Keys = append(out.Keys, k)
 		if !all {
 			acc := runs[ri].Vals[i]
@@ -108,6 +115,26 @@ type merger[K, V any] struct {
 	cmp  func(a, b K) int
 	pos  []int // next key of each run
 	heap []int // run indices
+	// head, for keys of a string type in bytewise order, holds each
+	// run's next key's StringPrefix, and key the prefix of the key being
+	// merged (topIs's k); nil otherwise.
+	head []uint64
+	key  uint64
+}
+
+// setHead notes run ri's next key's prefix, for string keys.
+func (m *merger[K, V]) setHead(ri int) {
+	if m.head != nil {
+		m.head[ri] = StringPrefix(asStrings(m.runs[ri].Keys[m.pos[ri]:][:1])[0])
+	}
+}
+
+// headOf returns run ri's next key's prefix (0 for other keys).
+func (m *merger[K, V]) headOf(ri int) uint64 {
+	if m.head == nil {
+		return 0
+	}
+	return m.head[ri]
 }
 
 // top returns the run with the smallest next key and that key's index.
@@ -120,10 +147,16 @@ func (m *merger[K, V]) topIs(k K) bool {
 		return false
 	}
 	ri, i := m.top()
+	if m.head != nil && m.head[ri] != m.key {
+		return false
+	}
 	return m.cmp(m.runs[ri].Keys[i], k) == 0
 }
 
 func (m *merger[K, V]) less(a, b int) bool {
+	if m.head != nil && m.head[a] != m.head[b] {
+		return m.head[a] < m.head[b]
+	}
 	if c := m.cmp(m.runs[a].Keys[m.pos[a]], m.runs[b].Keys[m.pos[b]]); c != 0 {
 		return c < 0
 	}
@@ -138,6 +171,8 @@ func (m *merger[K, V]) advance() {
 		last := len(m.heap) - 1
 		m.heap[0] = m.heap[last]
 		m.heap = m.heap[:last]
+	} else {
+		m.setHead(ri)
 	}
 	if len(m.heap) > 0 {
 		m.down(0)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -504,6 +505,25 @@ func TestArrayFastPathIgnoresFuncNamedSum(t *testing.T) {
 // not commutative (string concatenation: any reordering across or within
 // runs shows) and for KeepAll, at every k from 0 to 64.
 func TestMergeOracle(t *testing.T) {
+	for _, key := range []func(int) string{strKey, tieKey} {
+		mergeOracle(t, key)
+	}
+}
+
+// tieKey makes keys whose 8-byte prefixes tie (the merge of string keys
+// compares prefixes first): long keys sharing 8 bytes, and short ones
+// that differ only by trailing zero bytes.
+func tieKey(i int) string {
+	switch i % 3 {
+	case 0:
+		return "sameprefix" + strconv.Itoa(i)
+	case 1:
+		return "ab" + strings.Repeat("\x00", i/3%4) + strconv.Itoa(i)
+	}
+	return "s" + strconv.Itoa(i)
+}
+
+func mergeOracle(t *testing.T, key func(int) string) {
 	concat := Func("concat", func(a, b string) string { return a + b }, false)
 	for _, k := range []int{0, 1, 2, 3, 5, 8, 64} {
 		rng := rand.New(rand.NewPCG(uint64(k), 11))
@@ -522,7 +542,7 @@ func TestMergeOracle(t *testing.T) {
 			if r == 1 {
 				n = 0 // an empty run among the others
 			}
-			mine := randomEmissions(rng, n, 1+rng.IntN(90), strKey, func(r *rand.Rand) string { return fmt.Sprint(r.IntN(10)) })
+			mine := randomEmissions(rng, n, 1+rng.IntN(90), key, func(r *rand.Rand) string { return fmt.Sprint(r.IntN(10)) })
 			tagged := slices.Clone(mine)
 			for i := range tagged { // disjoint, increasing input indices per run
 				tagged[i].Idx += int64(r) << 20
