@@ -498,13 +498,14 @@ func concat[K comparable, V any](runs []Run[K, V]) Run[K, V] {
 // for commutative combiners only.
 func (s *Store[K, V]) SortCombined(e Run[K, V]) Run[K, V] {
 	var idx []int32
+	var pre []uint64 // string keys: their prefixes in idx's order
 	same := func(prev, i int32) bool { return s.cmp(e.Keys[prev], e.Keys[i]) == 0 }
 	if s.enc != nil {
 		enc := encodeKeys(e.Keys, s.enc)
 		idx = enc.order()
 		same = func(prev, i int32) bool { return bytes.Equal(enc.key(prev), enc.key(i)) }
 	} else if s.strs {
-		idx = stringOrder(asStrings(e.Keys))
+		idx, pre = stringOrderPrefixes(asStrings(e.Keys))
 	} else {
 		idx = make([]int32, len(e.Keys))
 		for i := range idx {
@@ -514,14 +515,19 @@ func (s *Store[K, V]) SortCombined(e Run[K, V]) Run[K, V] {
 	}
 	out := Run[K, V]{Keys: make([]K, 0, len(idx)), Vals: make([]V, 0, len(idx))}
 	prev := int32(-1)
-	for _, i := range idx {
-		if n := len(out.Keys); n > 0 && same(prev, i) {
+	var prevP uint64 // prev's prefix, for string keys
+	for j, i := range idx {
+		// Keys whose prefixes differ differ: most strings are never read.
+		if n := len(out.Keys); n > 0 && (pre == nil || pre[j] == prevP) && same(prev, i) {
 			out.Vals[n-1] = s.comb.Combine(out.Vals[n-1], e.Vals[i])
 			continue
 		}
 		out.Keys = append(out.Keys, e.Keys[i])
 		out.Vals = append(out.Vals, e.Vals[i])
 		prev = i
+		if pre != nil {
+			prevP = pre[j]
+		}
 	}
 	return out
 }

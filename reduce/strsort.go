@@ -40,6 +40,13 @@ func StringPrefix(s string) uint64 {
 // stringOrder returns the indices of keys in ascending bytewise order
 // (strings.Compare's); equal keys in no particular order.
 func stringOrder(keys []string) []int32 {
+	idx, _ := stringOrderPrefixes(keys)
+	return idx
+}
+
+// stringOrderPrefixes is stringOrder, with the keys' prefixes
+// (StringPrefix) in that order: keys whose prefixes differ differ.
+func stringOrderPrefixes(keys []string) ([]int32, []uint64) {
 	items := make([]prefixed, len(keys))
 	for i, k := range keys {
 		items[i] = prefixed{StringPrefix(k), int32(i)}
@@ -53,10 +60,11 @@ func stringOrder(keys []string) []int32 {
 		return strings.Compare(keys[a.i], keys[b.i])
 	})
 	idx := make([]int32, len(items))
+	pre := make([]uint64, len(items))
 	for j, it := range items {
-		idx[j] = it.i
+		idx[j], pre[j] = it.i, it.p
 	}
-	return idx
+	return idx, pre
 }
 
 // isString reports whether K is a string type, whose values sort as

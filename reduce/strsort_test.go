@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -71,5 +72,37 @@ func BenchmarkStringOrder(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSortCombinedStrings: SortCombined of string keys in any order, each
+// possibly several times, sums each key's values, keys ascending, also
+// where prefixes tie (tieKey) and equal prefixes hide different keys.
+func TestSortCombinedStrings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, key := range []func(int) string{strKey, tieKey} {
+		s, err := NewHashStore[string, int64](Sum[int64]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e Run[string, int64]
+		want := map[string]int64{}
+		for range 5000 {
+			k := key(rng.IntN(700))
+			v := rng.Int64N(100)
+			e.Keys = append(e.Keys, k)
+			e.Vals = append(e.Vals, v)
+			want[k] += v
+		}
+		got := s.SortCombined(e)
+		keys := slices.Sorted(maps.Keys(want))
+		if !slices.Equal(got.Keys, keys) {
+			t.Fatalf("keys %q, want %q", got.Keys, keys)
+		}
+		for i, k := range keys {
+			if got.Vals[i] != want[k] {
+				t.Fatalf("key %q: %d, want %d", k, got.Vals[i], want[k])
+			}
+		}
 	}
 }
