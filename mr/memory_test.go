@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,21 +53,9 @@ type memCase struct {
 // spill directories are gone when the job returns.
 func TestMemoryBudget(t *testing.T) {
 	toks := tokens(60_000, 20_000, 7)
-	idx := make([]int64, len(toks))
-	for i := range idx {
-		idx[i] = int64(i)
-	}
 	// Oracles: per key, the sum and min of the token positions, and every
 	// position in order.
-	occ := map[string][]int64{}
-	for i, w := range toks {
-		occ[w] = append(occ[w], int64(i))
-	}
-	keys := make([]string, 0, len(occ))
-	for k := range occ {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	occ, keys, idx := positions(toks)
 	want := map[string]string{
 		"sum": keyLines(keys, func(i int) []int64 {
 			var s int64
@@ -111,14 +98,8 @@ func TestMemoryBudget(t *testing.T) {
 				default:
 					comb = reduce.KeepAll[int64]()
 				}
-				st, err := reduce.NewHashStore[string, int64](comb)
+				st, err := mapPositions(ctx, r, toks, idx, comb)
 				if err != nil {
-					return mr.Result[string]{}, err
-				}
-				if _, err := mr.ApplyMap(ctx, r, mr.Slice(idx), func(ctx context.Context, i int64, emit func(string, int64)) error {
-					emit(toks[i], i)
-					return nil
-				}, st); err != nil {
 					return mr.Result[string]{}, err
 				}
 				if !st.Spilling() {
@@ -210,34 +191,22 @@ func keyLines(keys []string, values func(i int) []int64) string {
 // sums, partitioned (each rank its part) and merged to the root.
 func TestReduceStreamBudget(t *testing.T) {
 	toks := tokens(40_000, 15_000, 9)
-	sums := map[string]int64{}
-	for i, w := range toks {
-		sums[w] += int64(i)
-	}
-	keys := make([]string, 0, len(sums))
-	for k := range sums {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	want := keyLines(keys, func(i int) []int64 { return []int64{sums[keys[i]]} })
-	idx := make([]int64, len(toks))
-	for i := range idx {
-		idx[i] = int64(i)
-	}
+	occ, keys, idx := positions(toks)
+	want := keyLines(keys, func(i int) []int64 {
+		var s int64
+		for _, v := range occ[keys[i]] {
+			s += v
+		}
+		return []int64{s}
+	})
 	for _, ranks := range []int{1, 2, 3} {
 		for _, merge := range []bool{false, true} {
 			for _, how := range []string{"stream", "keys"} {
 				c := config{ranks: ranks, gather: reduce.GatherPartitioned, merge: merge}
 				t.Run(fmt.Sprintf("%v/%s", c, how), func(t *testing.T) {
 					got := collectCfg(t, c, pgas.Config{MemoryBytes: 64 << 10, TmpDir: t.TempDir()}, func(ctx context.Context, r *pgas.Rank) (mr.Result[string], error) {
-						st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+						st, err := mapPositions(ctx, r, toks, idx, reduce.Sum[int64]())
 						if err != nil {
-							return mr.Result[string]{}, err
-						}
-						if _, err := mr.ApplyMap(ctx, r, mr.Slice(idx), func(ctx context.Context, i int64, emit func(string, int64)) error {
-							emit(toks[i], i)
-							return nil
-						}, st); err != nil {
 							return mr.Result[string]{}, err
 						}
 						opts := []mr.ReduceOption{mr.Gather(c.gather)}
@@ -314,6 +283,20 @@ func countWords(ctx context.Context, r *pgas.Rank, toks []string) (*reduce.Store
 	}
 	_, err = mr.ApplyMap(ctx, r, mr.Slice(toks), func(ctx context.Context, w string, emit func(string, int64)) error {
 		emit(w, 1)
+		return nil
+	}, st)
+	return st, err
+}
+
+// mapPositions maps the positions idx into a new store of comb, each
+// emitting its token with the position.
+func mapPositions(ctx context.Context, r *pgas.Rank, toks []string, idx []int64, comb reduce.Combiner[int64]) (*reduce.Store[string, int64], error) {
+	st, err := reduce.NewHashStore[string, int64](comb)
+	if err != nil {
+		return nil, err
+	}
+	_, err = mr.ApplyMap(ctx, r, mr.Slice(idx), func(ctx context.Context, i int64, emit func(string, int64)) error {
+		emit(toks[i], i)
 		return nil
 	}, st)
 	return st, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -57,19 +58,7 @@ func keepAllLargeVocabulary(t *testing.T, n int) {
 		toks[i] = string(b[:])
 	}
 	// Oracle: every key with the positions it occurs at, in order.
-	occ := map[string][]int64{}
-	for i, w := range toks {
-		occ[w] = append(occ[w], int64(i))
-	}
-	keys := make([]string, 0, len(occ))
-	for k := range occ {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	idx := make([]int64, n)
-	for i := range idx {
-		idx[i] = int64(i)
-	}
+	occ, keys, idx := positions(toks)
 	want := digest(keys, func(i int) []int64 { return occ[keys[i]] })
 
 	for _, c := range []config{
@@ -114,4 +103,18 @@ func digest(keys []string, values func(i int) []int64) string {
 		nv += len(values(i))
 	}
 	return fmt.Sprintf("%d keys %d values %x", len(keys), nv, h.Sum64())
+}
+
+// positions returns where each of toks occurs, in order, the distinct
+// tokens sorted, and the positions 0..len(toks)-1: a map over positions
+// and its oracle.
+func positions(toks []string) (occ map[string][]int64, keys []string, idx []int64) {
+	occ = map[string][]int64{}
+	idx = make([]int64, len(toks))
+	for i, w := range toks {
+		occ[w] = append(occ[w], int64(i))
+		idx[i] = int64(i)
+	}
+	keys = slices.Sorted(maps.Keys(occ))
+	return occ, keys, idx
 }

@@ -125,7 +125,7 @@ type merger[K, V any] struct {
 // setHead notes run ri's next key's prefix, for string keys.
 func (m *merger[K, V]) setHead(ri int) {
 	if m.head != nil {
-		m.head[ri] = StringPrefix(asStrings(m.runs[ri].Keys[m.pos[ri]:][:1])[0])
+		m.head[ri] = StringPrefix(asStrings(m.runs[ri].Keys)[m.pos[ri]])
 	}
 }
 

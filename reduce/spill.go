@@ -444,24 +444,8 @@ func (s *Store[K, V]) DrainStream() (RunReader[K, V], error) {
 	if !s.spilled() {
 		return ReadRun(s.Drain()), nil
 	}
-	var srcs []RunReader[K, V]
-	var err error
-	for p := range nParts {
-		for _, f := range s.sp.files[p] {
-			r, oerr := openRun(s, f.path, true)
-			if oerr != nil {
-				err = oerr
-				break
-			}
-			srcs = append(srcs, r)
-		}
-		if err != nil {
-			break
-		}
-		srcs = s.partReaders(srcs, p)
-	}
+	srcs, err := s.readers(true)
 	if err != nil {
-		err = errors.Join(err, closeAll(srcs))
 		s.Reset()
 		return nil, err
 	}
@@ -478,10 +462,22 @@ func (s *Store[K, V]) DrainStream() (RunReader[K, V], error) {
 // again. The store must not change until the reader is closed. An error
 // opening a spilled file names it.
 func (s *Store[K, V]) Stream() (RunReader[K, V], error) {
+	srcs, err := s.readers(false)
+	if err != nil {
+		return nil, err
+	}
+	return s.MergeReaders(srcs...), nil
+}
+
+// readers returns a reader of every part of the store, in Drain's
+// combining order: each part's spilled files (removed once read if
+// remove), then its pairs in memory. On an error it closes those it
+// opened.
+func (s *Store[K, V]) readers(remove bool) ([]RunReader[K, V], error) {
 	var srcs []RunReader[K, V]
 	for p := range nParts {
 		for _, f := range s.sp.files[p] {
-			r, err := openRun(s, f.path, false)
+			r, err := openRun(s, f.path, remove)
 			if err != nil {
 				return nil, errors.Join(err, closeAll(srcs))
 			}
@@ -489,7 +485,7 @@ func (s *Store[K, V]) Stream() (RunReader[K, V], error) {
 		}
 		srcs = s.partReaders(srcs, p)
 	}
-	return s.MergeReaders(srcs...), nil
+	return srcs, nil
 }
 
 // drainSpilled is Drain for a store that has spilled.

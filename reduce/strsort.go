@@ -40,13 +40,28 @@ func StringPrefix(s string) uint64 {
 // stringOrder returns the indices of keys in ascending bytewise order
 // (strings.Compare's); equal keys in no particular order.
 func stringOrder(keys []string) []int32 {
-	idx, _ := stringOrderPrefixes(keys)
+	items := sortPrefixed(keys)
+	idx := make([]int32, len(items))
+	for j, it := range items {
+		idx[j] = it.i
+	}
 	return idx
 }
 
 // stringOrderPrefixes is stringOrder, with the keys' prefixes
 // (StringPrefix) in that order: keys whose prefixes differ differ.
 func stringOrderPrefixes(keys []string) ([]int32, []uint64) {
+	items := sortPrefixed(keys)
+	idx := make([]int32, len(items))
+	pre := make([]uint64, len(items))
+	for j, it := range items {
+		idx[j], pre[j] = it.i, it.p
+	}
+	return idx, pre
+}
+
+// sortPrefixed returns keys' prefixes and indices in the keys' order.
+func sortPrefixed(keys []string) []prefixed {
 	items := make([]prefixed, len(keys))
 	for i, k := range keys {
 		items[i] = prefixed{StringPrefix(k), int32(i)}
@@ -59,12 +74,7 @@ func stringOrderPrefixes(keys []string) ([]int32, []uint64) {
 		// strings tell apart.
 		return strings.Compare(keys[a.i], keys[b.i])
 	})
-	idx := make([]int32, len(items))
-	pre := make([]uint64, len(items))
-	for j, it := range items {
-		idx[j], pre[j] = it.i, it.p
-	}
-	return idx, pre
+	return items
 }
 
 // isString reports whether K is a string type, whose values sort as

@@ -39,21 +39,29 @@ func (r *Result) Write(w io.Writer, format string) error {
 	}.Write(w, format)
 }
 
-// widths returns the rune widths of the widest word and count.
+// widths returns the rune widths of the widest word and count: those a
+// result in files noted as its words went in, or those of the words it
+// holds or keeps (a top), read.
 func (r *Result) widths() []int {
-	if r.spilled != nil {
-		wd, err := r.spilled.widths()
-		if err != nil {
-			return []int{0, 0} // Each, next, fails with the same error
-		}
-		return wd
+	if r.spilled != nil && r.spilled.top == 0 {
+		return r.spilled.width[:]
 	}
-	wd := []int{0, 0}
-	for _, wc := range r.Words {
-		wd[0] = max(wd[0], table.Width(wc.Word))
-		wd[1] = max(wd[1], len(strconv.FormatInt(wc.Count, 10)))
-	}
-	return wd
+	var wd widths
+	r.Each(func(wc WordCount) error { // an error fails the Each that writes next
+		wd.widen(wc)
+		return nil
+	})
+	return wd[:]
+}
+
+// widths are the rune widths of a table's word and count columns.
+type widths [2]int
+
+// widen makes wd take wc's cells.
+func (wd *widths) widen(wc WordCount) {
+	var b [20]byte
+	wd[0] = max(wd[0], table.Width(wc.Word))
+	wd[1] = max(wd[1], len(strconv.AppendInt(b[:0], wc.Count, 10)))
 }
 
 type jsonWord struct {

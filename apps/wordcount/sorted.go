@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/pgasmr/pgasmr/apps/internal/table"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
 // A result past the memory budget. Under a budget (pgas.Config.MemoryBytes)
 // the reduce builds the result from the words it streams (builder): while
-// they fit in half the rank's share they are held and sorted in memory,
+// they fit in a quarter of the rank's share (mr.StoreShare) they are held
+// and sorted in memory,
 // as without a budget; past that they go to a store keyed by their place
 // in the result (count descending, then word), which spills sorted runs
 // to files, and the result reads them back merged, in order, when it is
@@ -83,7 +82,7 @@ type spilledWords struct {
 	emit  func(string, int64)
 	n     int64 // words
 	top   int   // the first top are the result (0: all)
-	width [2]int
+	width widths
 }
 
 func newSpilledWords(dir string, budget int64, top int) (*spilledWords, error) {
@@ -110,8 +109,7 @@ func (s *spilledWords) add(w string, n int64) error {
 		return fmt.Errorf("wordcount: %w", err)
 	}
 	s.n++
-	s.width[0] = max(s.width[0], table.Width(w))
-	s.width[1] = max(s.width[1], len(strconv.FormatInt(n, 10)))
+	s.width.widen(WordCount{w, n})
 	return nil
 }
 
@@ -144,21 +142,6 @@ func (s *spilledWords) each(f func(WordCount) error) error {
 		return fmt.Errorf("wordcount: %w", err)
 	}
 	return nil
-}
-
-// widths returns the rune widths of the widest word and count the result
-// holds: known for all words, read again for a top.
-func (s *spilledWords) widths() ([]int, error) {
-	if s.top == 0 {
-		return s.width[:], nil
-	}
-	wd := []int{0, 0}
-	err := s.each(func(wc WordCount) error {
-		wd[0] = max(wd[0], table.Width(wc.Word))
-		wd[1] = max(wd[1], len(strconv.FormatInt(wc.Count, 10)))
-		return nil
-	})
-	return wd, err
 }
 
 // Close removes the files.

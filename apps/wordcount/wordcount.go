@@ -329,16 +329,19 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		for _, s := range sides {
 			b.files.add(s)
 		}
-		for w, n := range reduce.All(rd) {
-			if err := b.add(w, n[0]); err != nil {
-				if b.spilled != nil {
-					b.spilled.Close()
+		err := func() error {
+			for w, n := range reduce.All(rd) {
+				if err := b.add(w, n[0]); err != nil {
+					return err
 				}
-				return nil, err
 			}
-		}
-		if err := rd.Err(); err != nil && b.spilled != nil {
-			b.spilled.Close()
+			return rd.Err()
+		}()
+		if err != nil {
+			if b.spilled != nil {
+				b.spilled.Close()
+			}
+			return nil, err
 		}
 		return b.result(), nil
 	})

@@ -265,18 +265,9 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	} else if fs.Changed("segment-bytes") {
 		s.segmentBytes = seg
 	}
-	switch f.memory {
-	case "auto":
-		s.memoryBytes, s.memoryFrom = memlimit.DefaultBudget()
-	default:
-		mem, err := parseSize(f.memory)
-		if err != nil || mem < 0 {
-			return s, usagef("--memory %s: want a size (k, MB, MiB, ... suffixes), 0 for no bound, or auto", f.memory)
-		}
-		s.memoryBytes, s.memoryFrom = mem, "--memory"
-		if mem == 0 {
-			s.memoryFrom = "no bound (--memory 0)"
-		}
+	var err error
+	if s.memoryBytes, s.memoryFrom, err = memlimit.ParseBudget(f.memory); err != nil {
+		return s, usagef("--memory %s: %v", f.memory, err)
 	}
 	if f.tmp != "" {
 		if fi, err := os.Stat(f.tmp); err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pgasmr/pgasmr/internal/size"
 )
 
 // DefaultBudget is what a job's intermediate data may hold by default
@@ -24,6 +26,25 @@ func DefaultBudget() (int64, string) {
 	}
 	ls, _ := Limits() // no limits readable: the physical memory bounds
 	return budgetOf(phys, ls)
+}
+
+// ParseBudget parses a memory budget as mrrun's --memory and a job's
+// -memory take it: "auto" (DefaultBudget), a size (1GiB, 256MB, ...; see
+// package size) or 0 for no bound. It returns the bytes and what they
+// come from, for --stats.
+func ParseBudget(s string) (bytes int64, from string, err error) {
+	if s == "auto" {
+		bytes, from = DefaultBudget()
+		return bytes, from, nil
+	}
+	n, err := size.Parse(s)
+	if err != nil || n < 0 {
+		return 0, "", fmt.Errorf("want a size (k, MB, MiB, ... suffixes), 0 for no bound, or auto")
+	}
+	if n == 0 {
+		return 0, "no bound (--memory 0)", nil
+	}
+	return n, "--memory", nil
 }
 
 // asReserve is what a Go process holds of RLIMIT_AS whatever its job

@@ -67,3 +67,23 @@ func TestGoLimit(t *testing.T) {
 		t.Fatalf("limit %d after every one stopped, want %d", got, base)
 	}
 }
+
+func TestParseBudget(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		from string
+		ok   bool
+	}{
+		{"256MiB", 256 << 20, "--memory", true},
+		{"0", 0, "no bound", true},
+		{"auto", -1, "half of ", true},
+		{"lots", 0, "", false},
+		{"-1", 0, "", false},
+	} {
+		n, from, err := ParseBudget(c.in)
+		if (err == nil) != c.ok || !strings.HasPrefix(from, c.from) || c.want >= 0 && n != c.want {
+			t.Errorf("ParseBudget(%q) = %d, %q, %v", c.in, n, from, err)
+		}
+	}
+}

@@ -31,7 +31,6 @@ import (
 	"syscall"
 
 	"github.com/pgasmr/pgasmr/internal/memlimit"
-	"github.com/pgasmr/pgasmr/internal/size"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/launch"
@@ -68,12 +67,8 @@ func Flags(fs *flag.FlagSet) *Options {
 	fs.IntVar(&o.Ranks, "np", runtime.NumCPU(), "ranks when run directly (a launcher's job decides otherwise)")
 	fs.TextVar(&o.Mode, "mode", mr.Options{}, "the job's modes joined by + (mrrun's --mode; root=N returns rank N's result)")
 	o.Config.MemoryBytes, _ = memlimit.DefaultBudget()
-	fs.Func("memory", "memory the job's pairs may hold on a node before they spill to files (k, MB, MiB, ... suffixes; 0: no bound; default: half the memory the process can have)", func(s string) error {
-		n, err := size.Parse(s)
-		if err == nil && n < 0 {
-			err = fmt.Errorf("size %q is negative", s)
-		}
-		o.Config.MemoryBytes = n
+	fs.Func("memory", "memory the job's pairs may hold on a node before they spill to files (k, MB, MiB, ... suffixes; 0: no bound; default auto: half the memory the process can have)", func(s string) (err error) {
+		o.Config.MemoryBytes, _, err = memlimit.ParseBudget(s)
 		return err
 	})
 	fs.StringVar(&o.Config.TmpDir, "tmp", "", "directory for the files pairs spill to (default: $TMPDIR or /tmp)")
