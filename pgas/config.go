@@ -89,6 +89,11 @@ type Config struct {
 	// TmpDir is the directory temporary files are made in. Empty means
 	// os.TempDir().
 	TmpDir string
+	// Turns is how many of the ranks a process hosts hold a turn at once
+	// (Rank.TakeTurn: package mr's maps take one). Zero means
+	// runtime.GOMAXPROCS(0); a negative value, or one no less than the
+	// ranks the process hosts, means no turns: TakeTurn returns at once.
+	Turns int
 }
 
 // WithDefaults returns c with every zero field replaced by its default.

@@ -63,4 +63,18 @@
 //
 // A *Rank and the arrays, locks and plans made from it belong to the
 // goroutine Run started for the rank.
+//
+// # Turns
+//
+// A process may host more ranks than it has processors (mrrun -np 64 on
+// a 2-core laptop). Its ranks can then take turns at work that waits for
+// nobody: TakeTurn blocks until the rank holds one of Config.Turns turns
+// (GOMAXPROCS by default), so that only as many ranks run as there are
+// processors, and a rank holding a turn is never set aside for long by
+// the Go scheduler. A rank that holds a turn and waits for other ranks
+// in the runtime (Barrier, Notify and Wait, Lock, a team's barrier) gives
+// its turn back for the wait, so turns never deadlock a program whose
+// ranks wait for each other only through the runtime. Package mr's maps
+// take a turn; package reduce/shuffle gives each turn a stripe of the
+// node's table.
 package pgas

@@ -76,12 +76,13 @@ func (r *Rank) OpenLock(ref LockRef) *Lock {
 // Lock blocks until this rank holds the lock. It fails with an error
 // wrapping ErrTimeout after Config.SyncTimeout; the lock is then unusable
 // (the ticket taken is never served) and the job should fail.
-func (l *Lock) Lock(ctx context.Context) error {
+func (l *Lock) Lock(ctx context.Context) (err error) {
 	r := l.r
 	t, err := r.FetchAdd(ctx, l.ref.Home, l.ref.Off, 1)
 	if err != nil {
 		return fmt.Errorf("pgas: lock: %w", err)
 	}
+	defer r.waiting()(ctx, &err)
 	var deadline time.Time
 	if r.cfg.SyncTimeout > 0 {
 		deadline = time.Now().Add(r.cfg.SyncTimeout)
@@ -98,8 +99,31 @@ func (l *Lock) Lock(ctx context.Context) error {
 			return fmt.Errorf("pgas: rank %d: lock at rank %d offset %d: ticket %d waited %v, serving %d: %w",
 				r.id, l.ref.Home, l.ref.Off, t, r.cfg.SyncTimeout, s, ErrTimeout)
 		}
-		backoff(spin)
+		r.backoff(spin)
 	}
+}
+
+// waiting returns, for a wait that spins with backoff, the function to
+// defer: once backoff has given the rank's turn back, it takes one again.
+func (r *Rank) waiting() func(ctx context.Context, err *error) {
+	r.spinResume = nil
+	return func(ctx context.Context, err *error) {
+		if resume := r.spinResume; resume != nil {
+			r.spinResume = nil
+			if e := resume(ctx); *err == nil {
+				*err = e
+			}
+		}
+	}
+}
+
+// backoff waits before a spin of a wait for other ranks: the first time,
+// it gives the rank's turn back (pause; waiting takes it again).
+func (r *Rank) backoff(spin int) {
+	if r.spinResume == nil && r.turn {
+		r.spinResume = r.pause()
+	}
+	backoff(spin)
 }
 
 // backoff yields for the first spins and then sleeps, up to 100µs.

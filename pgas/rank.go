@@ -28,7 +28,12 @@ type Rank struct {
 	stats   Stats
 	scratch []uint64 // element staging for remote Get/Put
 	world   *Team
-	cleanup []func() // Cleanup's, run last first when the rank returns
+	cleanup []func()      // Cleanup's, run last first when the rank returns
+	turns   chan struct{} // its process's turns (TakeTurn), or nil
+	turn    bool          // it holds one
+	// spinResume, set by backoff in a spinning wait that gave the
+	// rank's turn back, takes one again (waiting).
+	spinResume func(ctx context.Context) error
 }
 
 func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error) {
@@ -451,7 +456,11 @@ func (r *Rank) Fence(ctx context.Context) error {
 // implies a Fence: puts issued before it are visible to every rank after it.
 func (r *Rank) Barrier(ctx context.Context) error {
 	t0 := time.Now()
+	resume := r.pause()
 	err := r.ep.Barrier(ctx)
+	if e := resume(ctx); err == nil {
+		err = e
+	}
 	r.stats.Barriers++
 	r.stats.BarrierTime += time.Since(t0)
 	if err != nil {
@@ -475,7 +484,11 @@ func (r *Rank) Notify(ctx context.Context) error {
 // until every rank has notified.
 func (r *Rank) Wait(ctx context.Context) error {
 	t0 := time.Now()
+	resume := r.pause()
 	err := r.ep.Wait(ctx)
+	if e := resume(ctx); err == nil {
+		err = e
+	}
 	r.stats.Barriers++
 	r.stats.BarrierTime += time.Since(t0)
 	if err != nil {

@@ -94,6 +94,7 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 		rank int
 		err  error
 	}
+	turns := newTurns(cfg.Turns, len(eps))
 	results := make(chan result, len(eps))
 	failed := make(chan struct{})
 	var failOnce sync.Once
@@ -101,7 +102,7 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 		// The endpoint's optional capabilities, asked for once.
 		ep := transport.Extend(ep)
 		go func() {
-			err := runRank(ctx, cfg, ep, fn)
+			err := runRank(ctx, cfg, ep, turns, fn)
 			if err != nil {
 				ep.Fail(err)
 				failOnce.Do(func() { close(failed); cancel() })
@@ -267,7 +268,7 @@ func summarise(errs map[int]error, order []int) error {
 	return je
 }
 
-func runRank(ctx context.Context, cfg Config, ep transport.Extended, fn func(context.Context, *Rank) error) (err error) {
+func runRank(ctx context.Context, cfg Config, ep transport.Extended, turns chan struct{}, fn func(context.Context, *Rank) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
@@ -277,12 +278,14 @@ func runRank(ctx context.Context, cfg Config, ep transport.Extended, fn func(con
 	if err != nil {
 		return err
 	}
+	r.turns = turns
 	if err := r.Barrier(ctx); err != nil {
 		return fmt.Errorf("start barrier: %w", err)
 	}
 	err = func() (err error) {
 		defer func() {
 			v := recover()
+			r.pause() // a turn left held (TakeTurn) goes back to the others
 			if p := r.runCleanup(); v == nil && p != nil {
 				v = p
 			}

@@ -171,11 +171,12 @@ func (t *Team) IsWorld() bool { return t.world }
 // world team uses the job's barrier; other teams a counter and a
 // generation word on the leader, updated with atomics, so a team barrier
 // never waits for non-members.
-func (t *Team) Barrier(ctx context.Context) error {
+func (t *Team) Barrier(ctx context.Context) (err error) {
 	r := t.r
 	if t.world {
 		return r.Barrier(ctx)
 	}
+	defer r.waiting()(ctx, &err)
 	t0 := time.Now()
 	defer func() {
 		r.stats.Barriers++
@@ -215,7 +216,7 @@ func (t *Team) Barrier(ctx context.Context) error {
 			return fmt.Errorf("pgas: rank %d: barrier of %s team %v: waited %v for the other members: %w",
 				r.id, t.lineage, t.members, r.cfg.SyncTimeout, ErrTimeout)
 		}
-		backoff(spin)
+		r.backoff(spin)
 	}
 }
 
