@@ -244,7 +244,15 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 	if err := beginReduce(ctx, r, st, ro); err != nil {
 		return MapStats{}, err
 	}
+	// The map's time includes the wait for a turn, as it includes the
+	// time the scheduler gives other ranks without turns.
 	t0 := time.Now()
+	release, err := r.TakeTurn(ctx)
+	if err != nil {
+		return MapStats{}, fmt.Errorf("mr: waiting for a turn to map: %w", err)
+	}
+	defer release()
+	defer st.EndMap()
 	me := r.ID()
 	ms := MapStats{Plan: p.Kind(), Load: p.Load(me)}
 	emitted := st.Emitted()
@@ -319,7 +327,15 @@ func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank
 	if err := beginReduce(ctx, r, st, ro); err != nil {
 		return MapStats{}, err
 	}
+	// The map's time includes the wait for a turn, as it includes the
+	// time the scheduler gives other ranks without turns.
 	t0 := time.Now()
+	release, err := r.TakeTurn(ctx)
+	if err != nil {
+		return MapStats{}, fmt.Errorf("mr: waiting for a turn to map: %w", err)
+	}
+	defer release()
+	defer st.EndMap()
 	emitted := st.Emitted()
 	st.BeginMap()
 	st.SetTag(int64(r.ID()))

@@ -31,7 +31,7 @@ type CountTable struct {
 	limit     int              // OnFull's
 	full      func()
 	dlimit    int // Direct's
-	direct    func(key []byte, n int64) bool
+	direct    func(key []byte, h uint64, n int64) bool
 }
 
 // OnFull makes the table call full whenever a new key brings it to limit
@@ -58,9 +58,10 @@ func (c *CountTable) OnFull(limit int, full func()) {
 // the keys count takes.
 func (c *CountTable) Direct(limit int, count func(key []byte, n int64) bool) {
 	if count == nil {
-		limit = 0
+		c.dlimit, c.direct = 0, nil
+		return
 	}
-	c.dlimit, c.direct = limit, count
+	c.dlimit, c.direct = limit, func(key []byte, _ uint64, n int64) bool { return count(key, n) }
 }
 
 type slot struct {
@@ -106,7 +107,7 @@ func (c *CountTable) Add(w []byte) {
 			return
 		}
 		if s.h == 0 {
-			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(w, 1) {
+			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(w, h, 1) {
 				return
 			}
 			off := len(c.keys)
@@ -132,7 +133,7 @@ func (c *CountTable) AddN(w string, n int64) {
 			return
 		}
 		if s.h == 0 {
-			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(unsafe.Slice(unsafe.StringData(w), len(w)), n) {
+			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(unsafe.Slice(unsafe.StringData(w), len(w)), h, n) {
 				return
 			}
 			off := len(c.keys)
@@ -323,6 +324,18 @@ type CountSink interface {
 	Count(key []byte, n int64) bool
 }
 
+// A HashedCountSink is a CountSink that also takes a count with the key's
+// hash under its Seed (hash/maphash, as a CountTable hashes), so that a
+// key a CountTable looked up is not hashed again: the node table of
+// in-process ranks that take turns (package reduce/shuffle's stripes).
+// HandOver gives an empty table the sink's seed. CountHashed reports
+// false, changing nothing, if the sink has no room for a new key.
+type HashedCountSink interface {
+	CountSink
+	Seed() maphash.Seed
+	CountHashed(key []byte, h uint64, n int64) bool
+}
+
 // HandOver makes c keep s's SinkBudget of keys for as long as s's sink
 // takes them: a map's table then stays within the budget. If the sink is
 // a CountSink, the keys c does not hold go to it one occurrence at a time
@@ -343,14 +356,29 @@ func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
 		c.OnFull(s.SinkBudget(), hand) // 0 once the sink is full or failed
 	}
 	if cs, ok := s.Sink().(CountSink); ok && s.SinkBudget() > 0 {
-		c.Direct(s.SinkBudget(), func(key []byte, n int64) bool {
-			if cs.Count(key, n) {
-				return true
-			}
+		full := func() {
 			// The node's table is full: hand over as any sink's table
 			// does, and the store learns it is full from what Take leaves.
 			c.Direct(0, nil)
 			c.OnFull(s.SinkBudget(), hand)
+		}
+		hs, hashed := cs.(HashedCountSink)
+		if hashed && c.Len() == 0 {
+			c.seed = hs.Seed()
+			c.dlimit, c.direct = s.SinkBudget(), func(key []byte, h uint64, n int64) bool {
+				if hs.CountHashed(key, h, n) {
+					return true
+				}
+				full()
+				return false
+			}
+			return func() error { return first }
+		}
+		c.Direct(s.SinkBudget(), func(key []byte, n int64) bool {
+			if cs.Count(key, n) {
+				return true
+			}
+			full()
 			return false
 		})
 		return func() error { return first }

@@ -129,5 +129,8 @@
 // emit (wordcount, the MapReduce-MPI baseline). Under a budget (OnFull,
 // Store.SinkBudget) it hands its colder keys over as it goes (TakeCold)
 // to the store, whose Sink (the node's table of package reduce/shuffle)
-// takes them.
+// takes them; a sink that takes counts one key at a time (CountSink,
+// HandOver) gets the keys the table does not hold as they come, with the
+// table's hash if it shares its seed (HashedCountSink). Store.EndMap lets
+// a sink release what it held for a rank's map (MapEnder).
 package reduce

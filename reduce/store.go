@@ -315,6 +315,21 @@ func (s *Store[K, V]) Compare(a, b K) int { return s.cmp(a, b) }
 // earlier calls. Package mr calls it once per ApplyMap.
 func (s *Store[K, V]) BeginMap() { s.cur.Call++ }
 
+// EndMap ends a map call: a sink that holds something while a map runs
+// lets it go (MapEnder). Package mr calls it when a rank's map ends.
+func (s *Store[K, V]) EndMap() {
+	if e, ok := s.sink.(MapEnder); ok {
+		e.EndMap()
+	}
+}
+
+// A MapEnder is a Sink that holds something while a rank maps (a stripe
+// of its node's table, package reduce/shuffle) and lets it go when the
+// map ends (Store.EndMap).
+type MapEnder interface {
+	EndMap()
+}
+
 // SetTag sets the input index (or, for array-based maps, the rank) of the
 // values emitted next. Package mr calls it.
 func (s *Store[K, V]) SetTag(idx int64) { s.cur.Idx = idx }

@@ -33,7 +33,12 @@
 // at most its share of Options.NodeBudget; Collect folds the rest. A
 // partition lives in its rank's segment and is reached under its lock,
 // through pgas.Rank.Cast where the segment is mapped in the process and
-// with one-sided gets and puts elsewhere; every access is counted.
+// with one-sided gets and puts elsewhere; every access is counted. A job
+// that sums int64 values counts into the table without locks (counting
+// partitions, nodecount.go), and where the node's ranks take turns
+// (pgas.Rank.TakeTurn: more in-process ranks than processors) each turn
+// has a stripe, a whole table that the rank holding it counts into with
+// the hash its own table computed (nodestripe.go).
 //
 // Once a rank's store has spilled under a memory budget, every move goes
 // in bounded rounds instead, and the pairs come back as a stream

@@ -120,6 +120,19 @@ func Begin[K comparable, V any](ctx context.Context, r *pgas.Rank, s *reduce.Sto
 		// at least minCountKeys: a tiny budget bounds what the ranks
 		// hold, not the node's table.
 		t.counting(max(budget, minCountKeys/size))
+		if k := stripesFor(r, size); k > 0 && t.str.Name() != "" {
+			sreg, ok, err := x.allocRegion(ctx, want)
+			if err != nil {
+				return err
+			}
+			if ok && sreg.Size >= minStripeRegion {
+				t.openStripes(sreg, k)
+			} else if ok {
+				if err := r.AllFree(ctx, sreg); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	s.SetSink(t, budget)
 	return nil
@@ -157,6 +170,16 @@ type nodeTable[K comparable, V any] struct {
 	overKeys map[string]int64
 	direct   int64  // the counts Count took
 	warmed   uint64 // keeps warmBatch's loads
+
+	// Its stripes (nodestripe.go), if it has any: their region, and the
+	// stripe Count tries first.
+	sreg    pgas.Region
+	stripes []stripe
+	next    int
+	held    int       // the stripe this rank holds, or -1
+	striped int64     // the counts and pairs added to stripes
+	skbuf   []byte    // the keys of sbatch
+	sbatch  []pending // counts CountHashed holds for the stripe
 }
 
 // Take folds e into the node's table and returns the pairs that did not
@@ -164,6 +187,11 @@ type nodeTable[K comparable, V any] struct {
 func (t *nodeTable[K, V]) Take(e reduce.Run[K, V]) (reduce.Run[K, V], error) {
 	if t.err != nil {
 		return reduce.Run[K, V]{}, t.err
+	}
+	if t.held >= 0 && t.stripes != nil {
+		if e = t.stripePairs(e); len(e.Keys) == 0 {
+			return e, nil
+		}
 	}
 	t.place(e)
 	if t.parts != nil {
@@ -374,10 +402,15 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], o 
 	var over []int32
 	var err error
 	if t.parts != nil {
-		t.countBatch()
+		t.EndMap()
 		over = t.foldCounts(local)
 	} else if over, err = t.fold(ctx, local); err != nil {
 		return reduce.Run[K, V]{}, err
+	}
+	if t.stripes != nil {
+		if err := t.endStripes(ctx); err != nil {
+			return reduce.Run[K, V]{}, err
+		}
 	}
 	x.st.NodePairs += t.folded
 	x.st.NodeOverflow += t.over + int64(len(t.overKeys))
@@ -401,6 +434,11 @@ func (x *xfer[K, V]) nodeCombine(ctx context.Context, local reduce.Run[K, V], o 
 	}
 	if err != nil {
 		return reduce.Run[K, V]{}, fmt.Errorf("reduce: rank %d's node table: %w", r.ID(), err)
+	}
+	if t.stripes != nil {
+		if err := r.AllFreeUsed(ctx, t.sreg, t.stripeUsed()); err != nil {
+			return reduce.Run[K, V]{}, err
+		}
 	}
 	if err := r.AllFreeUsed(ctx, reg, min(used, reg.Size)); err != nil {
 		return reduce.Run[K, V]{}, err

@@ -63,16 +63,12 @@ func countLogCap(size int64, keys int) uint {
 // countPart is one counting partition as a rank sees it: the region of
 // its home rank's segment, mapped, and the accesses to count.
 type countPart struct {
-	home    int
-	mem     []byte // the region
-	mask    uint64
-	arena   int64 // where the entries start
-	limit   int64 // the most entries
-	gets    int64
-	getB    int64
-	puts    int64
-	putB    int64
-	atomics int64
+	home  int
+	mem   []byte // the region
+	mask  uint64
+	arena int64 // where the entries start
+	limit int64 // the most entries
+	tally
 }
 
 func newCountPart(home int, mem []byte, logCap uint) countPart {
@@ -143,15 +139,15 @@ func (p *countPart) add(kb []byte, tag uint64, d int64) bool {
 	return false
 }
 
-// flush counts the accesses made since the last flush.
-func (p *countPart) flush(r *pgas.Rank) {
+// flush counts the accesses to home's segment made since the last flush.
+func (p *tally) flush(r *pgas.Rank, home int) {
 	if p.gets+p.puts+p.atomics == 0 {
 		return
 	}
-	r.CountCast(pgas.OpGet, p.home, p.gets, p.getB)
-	r.CountCast(pgas.OpPut, p.home, p.puts, p.putB)
-	r.CountCast(pgas.OpAtomic, p.home, p.atomics, 8*p.atomics)
-	p.gets, p.getB, p.puts, p.putB, p.atomics = 0, 0, 0, 0, 0
+	r.CountCast(pgas.OpGet, home, p.gets, p.getB)
+	r.CountCast(pgas.OpPut, home, p.puts, p.putB)
+	r.CountCast(pgas.OpAtomic, home, p.atomics, 8*p.atomics)
+	*p = tally{}
 }
 
 // countUsed returns the bytes of a counting partition that were written:
@@ -215,7 +211,7 @@ func (t *nodeTable[K, V]) Count(key []byte, n int64) bool {
 	}
 	start := len(t.kbuf)
 	t.kbuf = t.str.Append(t.kbuf, unsafe.String(unsafe.SliceData(key), len(key)))
-	t.batch = append(t.batch, pending{end: int32(len(t.kbuf)), n: n, hash: xxhash.Sum64(t.kbuf[start:])})
+	t.batch = append(t.batch, pending{start: int32(start), end: int32(len(t.kbuf)), n: n, hash: xxhash.Sum64(t.kbuf[start:])})
 	t.direct++
 	if len(t.batch) == countBatch {
 		t.countBatch()
@@ -226,13 +222,15 @@ func (t *nodeTable[K, V]) Count(key []byte, n int64) bool {
 // countBatch is how many counts Count holds before it adds them.
 const countBatch = 128
 
-// pending is a count Count holds: its key ends at end in kbuf.
+// pending is a count Count holds (its key is kbuf[start:end]), or one
+// CountHashed holds for a stripe (skbuf[start:end]).
 type pending struct {
-	end  int32
-	part int32
-	n    int64
-	hash uint64
-	w    uint64 // the first slot, as warmBatch found it
+	start int32
+	end   int32
+	part  int32
+	n     int64
+	hash  uint64
+	w     uint64 // the first slot, as warmBatch found it
 }
 
 // countBatch adds the held counts to the table; those that find no room
@@ -248,10 +246,8 @@ func (t *nodeTable[K, V]) countBatch() {
 		b.part = int32(partOf(b.hash, n, first, size))
 	}
 	t.warmBatch()
-	start := int32(0)
 	for _, b := range t.batch {
-		kb := t.kbuf[start:b.end]
-		start = b.end
+		kb := t.kbuf[b.start:b.end]
 		if t.parts[b.part].add(kb, b.hash>>32, b.n) {
 			t.folded++
 			continue
@@ -304,10 +300,13 @@ func (t *nodeTable[K, V]) overRun() (reduce.Run[K, V], error) {
 	return t.x.s.SortCombined(e), nil
 }
 
-// flushCounts counts the accesses of every partition.
+// flushCounts counts the accesses of every partition and stripe.
 func (t *nodeTable[K, V]) flushCounts() {
 	for j := range t.parts {
-		t.parts[j].flush(t.x.r)
+		t.parts[j].flush(t.x.r, t.parts[j].home)
+	}
+	for j := range t.stripes {
+		t.stripes[j].flush(t.x.r, t.stripes[j].home)
 	}
 }
 
