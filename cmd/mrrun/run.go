@@ -38,6 +38,7 @@ type jobSpec struct {
 	memoryBytes  int64  // pgas.Config.MemoryBytes: 0 no bound
 	memoryFrom   string // where memoryBytes comes from, for --stats
 	tmpDir       string // pgas.Config.TmpDir
+	turns        int    // pgas.Config.Turns
 	baseline     string // "", "seq" or "goroutines"
 	opts         jobOpts
 	// rankHook, if not nil, runs on every rank before its job (see
@@ -61,6 +62,7 @@ type jobStats struct {
 	PerRank      []mr.JobStats
 	MemoryBytes  int64  // the job's memory budget (--memory), 0: none
 	MemoryFrom   string // what set it
+	Turns        int    // how many of a process's ranks map at once (pgas.Rank.Turns), 0: all
 }
 
 // transports lists the transports this build has.
@@ -100,7 +102,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		return nil, usagef("unknown baseline %q (want seq, goroutines or mrmpi)", spec.baseline)
 	}
 	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode, SegmentBytes: spec.segmentBytes,
-		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir}
+		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir, Turns: spec.turns}
 	procRank := -1 // the rank this process is, under shm and mpi
 	switch spec.transport {
 	case "inproc":
@@ -165,7 +167,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 			}
 			if r.ID() == spec.opts.Root {
 				*obs.stats = jobStats{Transport: spec.transport, Ranks: r.N(), RanksPerNode: spec.ranksPerNode,
-					Wall: time.Since(t0), PerRank: per, MemoryBytes: cfg.MemoryBytes, MemoryFrom: spec.memoryFrom}
+					Wall: time.Since(t0), PerRank: per, MemoryBytes: cfg.MemoryBytes, MemoryFrom: spec.memoryFrom, Turns: r.Turns()}
 			}
 		}
 		if out != nil && r.ID() == spec.opts.Root {
@@ -193,7 +195,7 @@ type runFlags struct {
 	inputFormat, png, output       string
 	outputFormat, statsFormat      string
 	nodeCombine                    string
-	nodeBudget                     int
+	nodeBudget, turns              int
 	cpuprofile, memprofile         string
 	threshold                      float64
 	noCollectives, stats, quiet    bool
@@ -209,6 +211,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; pages nobody uses cost no memory")
 	fs.StringVar(&f.memory, "memory", "auto", "memory the job's pairs may hold on a node, shared by its ranks; past it they spill to files in --tmp (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound). The segments (--segment-bytes) are apart from it")
 	fs.StringVar(&f.tmp, "tmp", "", "directory for the files pairs spill to under --memory (default: $TMPDIR or /tmp)")
+	fs.IntVar(&f.turns, "turns", 0, "how many of a process's ranks map at once when it hosts more ranks than processors (0: GOMAXPROCS; -1: all, the Go scheduler shares the processors)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", defaultStopGrace, "--transport shm: "+stopGraceHelp)
 	fs.StringVar(&f.mode, "mode", "", "the job options in one word, modes joined by + as in mrrun bench --modes (e.g. cyclic+no-collectives+root=1); not with --dist, --threshold, --map, --gather, --root, --no-collectives, --node-combine or --node-budget")
 	fs.StringVar(&f.dist, "dist", "block", "distribution of the element map: block, cyclic, balanced or bestfit (implies --map element)")
@@ -260,6 +263,10 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	if f.ranksPerNode < 0 {
 		return s, usagef("--ranks-per-node %d: must not be negative", f.ranksPerNode)
 	}
+	if f.turns < -1 {
+		return s, usagef("--turns %d: want -1 (none), 0 (GOMAXPROCS) or a number of ranks", f.turns)
+	}
+	s.turns = f.turns
 	if seg, err := parseSize(f.segmentBytes); err != nil || seg <= 0 || seg%8 != 0 {
 		return s, usagef("--segment-bytes %s: want a positive multiple of 8 bytes (k, MB, MiB, ... suffixes)", f.segmentBytes)
 	} else if fs.Changed("segment-bytes") {

@@ -131,6 +131,8 @@ func TestSameOutput(t *testing.T) {
 		{"-np", "64"},
 		{"-np", "64", "--map", "element", "--dist", "cyclic", "--gather", "root", "--root", "63"},
 		{"-np", "64", "--node-budget", "1"},
+		{"-np", "64", "--turns", "-1"},
+		{"-np", "16", "--turns", "1", "--map", "element", "--gather", "all"},
 		{"-np", "3", "--segment-bytes", "200KiB"},
 		{"--transport", "shm", "-np", "2", "--segment-bytes", "1MiB"},
 		{"-np", "1", "--memory", "32KiB"},
@@ -220,6 +222,29 @@ func TestNPSpellings(t *testing.T) {
 	}
 }
 
+// TestStatsTurns: --stats reports the turns of a process hosting more
+// ranks than turns (--turns), and none when they are off.
+func TestStatsTurns(t *testing.T) {
+	in := testInput(t, "wordcount")
+	for _, c := range []struct {
+		turns string
+		want  int
+	}{{"3", 3}, {"-1", 0}} {
+		r := mrrun(t, "-np", "8", "--turns", c.turns, "-q", "--stats", "--stats-format", "json", "wordcount", in).want(t, 0)
+		var s statsJSON
+		if err := json.Unmarshal([]byte(r.stderr), &s); err != nil {
+			t.Fatalf("stats not JSON: %v\n%s", err, r.stderr)
+		}
+		if s.Turns != c.want {
+			t.Errorf("--turns %s: stats say %d turns, want %d", c.turns, s.Turns, c.want)
+		}
+	}
+	r := mrrun(t, "-np", "8", "--turns", "2", "-q", "--stats", "wordcount", in).want(t, 0)
+	if !strings.Contains(r.stderr, "turns: 2 ") {
+		t.Errorf("--stats table lacks the turns:\n%s", r.stderr)
+	}
+}
+
 // TestStatsJSON checks the --stats JSON shape and that its counts add up.
 func TestStatsJSON(t *testing.T) {
 	r := mrrun(t, "-np", "2", "-q", "--stats", "--stats-format", "json", "wordcount", testInput(t, "wordcount")).want(t, 0)
@@ -305,6 +330,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--segment-bytes", "7", "wordcount", wc}, "--segment-bytes 7: want a positive multiple of 8 bytes"},
 		{[]string{"--segment-bytes", "lots", "wordcount", wc}, "--segment-bytes lots"},
 		{[]string{"--node-budget", "x", "wordcount", wc}, `invalid argument "x"`},
+		{[]string{"--turns", "-2", "wordcount", wc}, "--turns -2: want -1 (none), 0 (GOMAXPROCS) or a number of ranks"},
 		{[]string{"--memory", "lots", "wordcount", wc}, "--memory lots: want a size"},
 		{[]string{"--memory", "-1", "wordcount", wc}, "--memory -1: want a size"},
 		{[]string{"--tmp", "/no/such/dir", "wordcount", wc}, "--tmp /no/such/dir: stat /no/such/dir: no such file or directory"},

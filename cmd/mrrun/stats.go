@@ -26,6 +26,9 @@ type statsJSON struct {
 	// comes from; 0 is no bound.
 	MemoryBudgetBytes int64  `json:"memory_budget_bytes"`
 	MemoryBudget      string `json:"memory_budget"`
+	// How many of a process's ranks map at once (pgas.Rank.TakeTurn);
+	// 0: all of them.
+	Turns int `json:"turns"`
 }
 
 // phasesJSON are the phase times of the slowest rank in each phase, in
@@ -69,6 +72,7 @@ func (s jobStats) toJSON() statsJSON {
 	}
 	out.MemoryLimit, out.MemoryLimitBytes = memoryLimit()
 	out.MemoryBudgetBytes, out.MemoryBudget = s.MemoryBytes, s.MemoryFrom
+	out.Turns = s.Turns
 	runtime := make([]pgas.Stats, len(s.PerRank))
 	for i, r := range s.PerRank {
 		runtime[i] = r.Runtime
@@ -117,6 +121,9 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 		fmt.Fprintf(w, "memory budget: %s (%s), %s a rank\n", sizeString(j.MemoryBudgetBytes), j.MemoryBudget, sizeString(j.MemoryBudgetBytes/int64(max(min(j.RanksPerNode, j.Ranks), 1))))
 	} else {
 		fmt.Fprintf(w, "memory budget: none (%s)\n", j.MemoryBudget)
+	}
+	if j.Turns > 0 {
+		fmt.Fprintf(w, "turns: %d (the ranks of a process that map at once: it hosts more ranks than processors)\n", j.Turns)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "rank\tpairs emitted\tnode pairs\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\tnode\texchange\t"
