@@ -32,6 +32,7 @@ type CountTable struct {
 	full      func()
 	dlimit    int // Direct's
 	direct    func(key []byte, h uint64, n int64) bool
+	area      *CountArea // counted in place of the slots, while lent (AreaSink)
 }
 
 // OnFull makes the table call full whenever a new key brings it to limit
@@ -99,6 +100,9 @@ func (c *CountTable) Add(w []byte) {
 		return
 	}
 	h := nonzero(maphash.Bytes(c.seed, w))
+	if c.area != nil && c.addArea(w, h, 1) {
+		return
+	}
 	mask := uint64(len(c.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &c.slots[i]
@@ -125,6 +129,9 @@ func (c *CountTable) AddN(w string, n int64) {
 		return
 	}
 	h := nonzero(maphash.String(c.seed, w))
+	if c.area != nil && c.addArea(unsafe.Slice(unsafe.StringData(w), len(w)), h, n) {
+		return
+	}
 	mask := uint64(len(c.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &c.slots[i]
@@ -365,6 +372,9 @@ func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
 		hs, hashed := cs.(HashedCountSink)
 		if hashed && c.Len() == 0 {
 			c.seed = hs.Seed()
+			if as, ok := hs.(AreaSink); ok {
+				c.area = as.Area() // nil: none to lend
+			}
 			c.dlimit, c.direct = s.SinkBudget(), func(key []byte, h uint64, n int64) bool {
 				if hs.CountHashed(key, h, n) {
 					return true

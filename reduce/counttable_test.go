@@ -158,6 +158,31 @@ func BenchmarkCountTable(b *testing.B) {
 		}
 		b.ReportMetric(float64(handed)/float64(b.N), "handed/op")
 	})
+	// The same 64 tables, each counting in one area that they hold in
+	// turn (an AreaSink lends it): what ranks that take turns do.
+	b.Run("tables64-area", func(b *testing.B) {
+		b.SetBytes(n)
+		b.ReportAllocs()
+		for b.Loop() {
+			sink := newAreaSink(8 << 20)
+			for r := range 64 {
+				st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.SetSink(sink, 1024)
+				c := reduce.NewCountTable()
+				c.HandOver(st)
+				for _, w := range words[r*len(words)/64 : (r+1)*len(words)/64] {
+					c.Add(w)
+				}
+				sink.area.Close()
+				if c.Len() != 0 {
+					b.Fatalf("a table counting in the area holds %d keys", c.Len())
+				}
+			}
+		}
+	})
 	b.Run("map", func(b *testing.B) {
 		b.SetBytes(n)
 		for b.Loop() {

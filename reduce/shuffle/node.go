@@ -176,10 +176,8 @@ type nodeTable[K comparable, V any] struct {
 	sreg    pgas.Region
 	stripes []stripe
 	next    int
-	held    int       // the stripe this rank holds, or -1
-	striped int64     // the counts and pairs added to stripes
-	skbuf   []byte    // the keys of sbatch
-	sbatch  []pending // counts CountHashed holds for the stripe
+	held    int   // the stripe this rank holds, or -1
+	striped int64 // the counts and pairs added to stripes
 }
 
 // Take folds e into the node's table and returns the pairs that did not

@@ -222,8 +222,7 @@ func (t *nodeTable[K, V]) Count(key []byte, n int64) bool {
 // countBatch is how many counts Count holds before it adds them.
 const countBatch = 128
 
-// pending is a count Count holds (its key is kbuf[start:end]), or one
-// CountHashed holds for a stripe (skbuf[start:end]).
+// pending is a count Count holds (its key is kbuf[start:end]).
 type pending struct {
 	start int32
 	end   int32

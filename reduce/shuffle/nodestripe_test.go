@@ -9,13 +9,14 @@ import (
 )
 
 // stripeContents reads a held stripe's keys and counts.
-func stripeContents(s *stripe) map[string]int64 {
+func stripeContents(t *testing.T, s *stripe) map[string]int64 {
 	m := map[string]int64{}
-	for _, sl := range s.slots {
-		if sl.h != 0 {
-			off, l := int64(sl.at>>24), int64(sl.at&stripeMaxKey)
-			m[string(s.mem[off:off+l])] += sl.count
-		}
+	err := s.area.Slots(0, 1<<s.area.LogCap, func(key []byte, n int64) bool {
+		m[string(key)] += n
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
@@ -49,28 +50,28 @@ func TestStripe(t *testing.T) {
 						h = 40 // a hash some keys share: they must be compared
 					}
 					_, had := want[k]
-					if s.add([]byte(k), h, n) {
+					if s.area.Add([]byte(k), h, n) {
 						want[k] += n
 						continue
 					}
 					if had {
 						t.Fatalf("a held key %q was refused", k)
 					}
-					if refused++; refused < 20 && !maps.Equal(want, stripeContents(s)) {
+					if refused++; refused < 20 && !maps.Equal(want, stripeContents(t, s)) {
 						t.Fatalf("a refused key %q changed the stripe", k)
 					}
 				}
 				s.release()
 			}
 			s.acquire()
-			if got := stripeContents(s); !maps.Equal(got, want) {
+			if got := stripeContents(t, s); !maps.Equal(got, want) {
 				t.Errorf("%d keys, want %d (or counts differ)", len(got), len(want))
 			}
-			if int(s.keys) != len(stripeContents(s)) {
-				t.Errorf("header says %d keys, %d in the slots", s.keys, len(stripeContents(s)))
+			if int(s.area.Keys) != len(stripeContents(t, s)) {
+				t.Errorf("header says %d keys, %d in the slots", s.area.Keys, len(stripeContents(t, s)))
 			}
-			if size == 4<<20 && (refused > 0 || s.logCap <= stripeLogCap) {
-				t.Errorf("4 MiB stripe: %d keys refused, 2^%d slots (want room and growth)", refused, s.logCap)
+			if size == 4<<20 && (refused > 0 || s.area.LogCap <= stripeLogCap) {
+				t.Errorf("4 MiB stripe: %d keys refused, 2^%d slots (want room and growth)", refused, s.area.LogCap)
 			}
 			if size == 64<<10 && refused == 0 {
 				t.Errorf("a 64 KiB stripe took every key")
