@@ -346,8 +346,11 @@ type HashedCountSink interface {
 // HandOver makes c keep s's SinkBudget of keys for as long as s's sink
 // takes them: a map's table then stays within the budget. If the sink is
 // a CountSink, the keys c does not hold go to it one occurrence at a time
-// (Direct); otherwise c hands its colder keys to s (TakeCold,
-// Store.AddPairs) whenever it holds the budget. Once the sink is full,
+// (Direct), and if it is an AreaSink with an area to lend, c counts
+// every key in the area, holding none itself, until the area is full or
+// the map ends (Store.EndMap closes it); otherwise c hands its colder
+// keys to s (TakeCold, Store.AddPairs) whenever it holds the budget.
+// Once the sink is full,
 // the table keeps every key. Call it once the map has started
 // (mr.ApplyMap sets the sink up); before that, or without a sink, it does
 // nothing. A hand-over happens inside Add, which cannot fail: the

@@ -131,6 +131,9 @@
 // to the store, whose Sink (the node's table of package reduce/shuffle)
 // takes them; a sink that takes counts one key at a time (CountSink,
 // HandOver) gets the keys the table does not hold as they come, with the
-// table's hash if it shares its seed (HashedCountSink). Store.EndMap lets
-// a sink release what it held for a rank's map (MapEnder).
+// table's hash if it shares its seed (HashedCountSink); a sink that can
+// lend the table a CountArea (AreaSink: a counting table laid out in the
+// shared memory of the ranks that take turns) has the table count every
+// key there instead of in its own slots. Store.EndMap lets a sink release
+// what it held for a rank's map (MapEnder).
 package reduce
