@@ -71,9 +71,6 @@ func (a *CountArea) Open() error {
 // Close ends Add's use of the area: the header fields are current.
 func (a *CountArea) Close() { a.slots = nil }
 
-// IsOpen reports whether the area is open.
-func (a *CountArea) IsOpen() bool { return a.slots != nil }
-
 func (a *CountArea) slotsAt(off int64, l uint) []slot {
 	return unsafe.Slice((*slot)(unsafe.Pointer(&a.Mem[off])), 1<<l)
 }

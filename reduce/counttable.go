@@ -350,12 +350,11 @@ type HashedCountSink interface {
 // every key in the area, holding none itself, until the area is full or
 // the map ends (Store.EndMap closes it); otherwise c hands its colder
 // keys to s (TakeCold, Store.AddPairs) whenever it holds the budget.
-// Once the sink is full,
-// the table keeps every key. Call it once the map has started
-// (mr.ApplyMap sets the sink up); before that, or without a sink, it does
-// nothing. A hand-over happens inside Add, which cannot fail: the
-// returned function reports its first error, for the map to check between
-// pieces of input.
+// Once the sink is full, the table keeps every key. Call it once the map
+// has started (mr.ApplyMap sets the sink up); before that, or without a
+// sink, it does nothing. A hand-over happens inside Add, which cannot
+// fail: the returned function reports its first error, for the map to
+// check between pieces of input.
 func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
 	var first error
 	var hand func()

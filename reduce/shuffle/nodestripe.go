@@ -210,7 +210,7 @@ func (t *nodeTable[K, V]) Area() *reduce.CountArea {
 // stripe this rank holds, taking the first free one if it holds none;
 // without a stripe with room for it, into the partitions (Count).
 func (t *nodeTable[K, V]) CountHashed(key []byte, h uint64, n int64) bool {
-	if t.Area() == nil || !t.stripes[t.held].area.Add(key, h, n) {
+	if a := t.Area(); a == nil || !a.Add(key, h, n) {
 		return t.Count(key, n)
 	}
 	return true
@@ -224,7 +224,7 @@ func (t *nodeTable[K, V]) stripePairs(e reduce.Run[K, V]) reduce.Run[K, V] {
 	keys := *(*[]string)(unsafe.Pointer(&e.Keys))
 	vals := *(*[]int64)(unsafe.Pointer(&e.Vals))
 	a := &t.stripes[t.held].area
-	before := a.Added // counts, which EndMap counts as emitted too
+	before := a.Added
 	var left []int32
 	for i, k := range keys {
 		kb := unsafe.Slice(unsafe.StringData(k), len(k))
@@ -232,10 +232,7 @@ func (t *nodeTable[K, V]) stripePairs(e reduce.Run[K, V]) reduce.Run[K, V] {
 			left = append(left, int32(i))
 		}
 	}
-	took := a.Added - before
-	a.Added = before
-	t.folded += took
-	t.striped += took
+	t.direct -= a.Added - before // pairs, emitted already; EndMap counts the rest as pairs emitted
 	if len(left) == 0 {
 		return reduce.Run[K, V]{}
 	}
