@@ -97,9 +97,14 @@ func (a *CountArea) Add(key []byte, h uint64, n int64) bool {
 		a.GetBytes += CountSlotBytes
 		if s.h == h {
 			off, l := s.at>>keyLenBits, s.at&maxArenaKey
-			a.Gets++
-			a.GetBytes += int64(l)
-			if string(a.Mem[off:off+l]) == string(key) {
+			if l != uint64(len(key)) {
+				continue
+			}
+			if l > 8 || h == 1 { // short keys of the same hash are equal (KeyHash)
+				a.Gets++
+				a.GetBytes += int64(l)
+			}
+			if l <= 8 && h > 1 || string(a.Mem[off:off+l]) == string(key) {
 				s.count += n
 				a.Added++
 				a.Puts++

@@ -21,8 +21,8 @@ import (
 // map's time. It is faster than a map[string]int64 (BenchmarkCountTable).
 // A CountTable belongs to one goroutine.
 type CountTable struct {
-	seed      maphash.Seed
-	slots     []slot // a power of two, at most half full
+	kh        KeyHash
+	slots     []slot // a power of two, at most three quarters full
 	keys      []byte // the arena: every key's bytes, in insertion order
 	n         int
 	long      map[string]int64 // keys of maxArenaKey bytes or more
@@ -81,7 +81,7 @@ const (
 
 // NewCountTable returns an empty table.
 func NewCountTable() *CountTable {
-	return &CountTable{seed: maphash.MakeSeed(), slots: make([]slot, 1<<10)}
+	return &CountTable{kh: NewKeyHash(maphash.MakeSeed()), slots: make([]slot, 1<<10)}
 }
 
 // Len returns the number of distinct keys.
@@ -93,54 +93,69 @@ func (c *CountTable) key(a uint64) []byte {
 	return c.keys[off : off+a&maxArenaKey]
 }
 
-// Add counts one occurrence of w, which it does not retain.
-func (c *CountTable) Add(w []byte) {
-	if len(w) >= maxArenaKey {
-		c.addLong(string(w), 1)
-		return
-	}
-	h := nonzero(maphash.Bytes(c.seed, w))
-	if c.area != nil && c.addArea(w, h, 1) {
-		return
-	}
-	mask := uint64(len(c.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &c.slots[i]
-		if s.h == h && string(c.key(s.at)) == string(w) {
-			s.count++
-			return
+// Add counts one occurrence of w, which it does not retain. A w of at
+// most 8 bytes is read as one word, up to 8 bytes into its capacity (a
+// word of a text buffer): those bytes must not change while Add runs.
+func (c *CountTable) Add(w []byte) { c.addN(w, 1) }
+
+// AddN adds n occurrences of w.
+func (c *CountTable) AddN(w string, n int64) { c.addN(unsafe.Slice(unsafe.StringData(w), len(w)), n) }
+
+// AddAll counts one occurrence of each of words, as Add does, faster: it
+// hashes a batch of words before it looks any up, so that the lookups,
+// most of them cache misses over a large vocabulary, overlap.
+func (c *CountTable) AddAll(words [][]byte) {
+	var hs [256]uint64
+	for len(words) > 0 {
+		ws := words[:min(len(words), len(hs))]
+		words = words[len(ws):]
+		for k, w := range ws {
+			hs[k] = c.kh.Bytes(w)
 		}
-		if s.h == 0 {
-			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(w, h, 1) {
-				return
+		slots, mask := c.slots, uint64(len(c.slots)-1)
+		for k, w := range ws {
+			h := hs[k]
+			// The common case: a short key, in the slot its hash points
+			// at (the table holds nothing while it counts in an area).
+			if s := &slots[h&mask]; s.h == h && s.at&maxArenaKey == uint64(len(w)) && len(w) <= 8 && h > 1 {
+				s.count++
+				continue
 			}
-			off := len(c.keys)
-			c.keys = append(c.keys, w...)
-			c.insert(i, h, off, len(w), 1)
-			return
+			if len(w) >= maxArenaKey {
+				c.addLong(string(w), 1)
+				continue
+			}
+			c.add(w, h, 1)
+			slots, mask = c.slots, uint64(len(c.slots)-1)
 		}
 	}
 }
 
-// AddN adds n occurrences of w.
-func (c *CountTable) AddN(w string, n int64) {
+func (c *CountTable) addN(w []byte, n int64) {
 	if len(w) >= maxArenaKey {
-		c.addLong(w, n)
+		c.addLong(string(w), n)
 		return
 	}
-	h := nonzero(maphash.String(c.seed, w))
-	if c.area != nil && c.addArea(unsafe.Slice(unsafe.StringData(w), len(w)), h, n) {
+	c.add(w, c.kh.Bytes(w), n)
+}
+
+// add adds n occurrences of w, whose hash is h.
+func (c *CountTable) add(w []byte, h uint64, n int64) {
+	if c.area != nil && c.addArea(w, h, n) {
 		return
 	}
 	mask := uint64(len(c.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &c.slots[i]
-		if s.h == h && string(c.key(s.at)) == w {
-			s.count += n
-			return
+		if s.h == h {
+			if l := s.at & maxArenaKey; l == uint64(len(w)) && (l <= 8 && h > 1 || string(c.key(s.at)) == string(w)) {
+				s.count += n
+				return
+			}
+			continue
 		}
 		if s.h == 0 {
-			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(unsafe.Slice(unsafe.StringData(w), len(w)), h, n) {
+			if c.dlimit > 0 && c.n >= c.dlimit && c.direct(w, h, n) {
 				return
 			}
 			off := len(c.keys)
@@ -174,7 +189,7 @@ func (c *CountTable) insert(i uint64, h uint64, off, klen int, n int64) {
 	if c.limit > 0 && c.n >= c.limit {
 		defer c.full()
 	}
-	if 2*c.n <= len(c.slots) {
+	if 4*c.n <= 3*len(c.slots) {
 		return
 	}
 	old := c.slots
@@ -373,7 +388,7 @@ func (c *CountTable) HandOver(s *Store[string, int64]) (err func() error) {
 		}
 		hs, hashed := cs.(HashedCountSink)
 		if hashed && c.Len() == 0 {
-			c.seed = hs.Seed()
+			c.kh = NewKeyHash(hs.Seed())
 			if as, ok := hs.(AreaSink); ok {
 				c.area = as.Area() // nil: none to lend
 			}

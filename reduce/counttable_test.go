@@ -99,6 +99,36 @@ func TestCountTable(t *testing.T) {
 	c.Add([]byte("again"))
 	want["again"] = 1
 	check("after Reset and Add")
+
+	// AddAll, in batches of every size up to past its own, of words that
+	// are slices of one buffer (read past their ends) or of their own,
+	// through growth, with the empty key and a key too long for the arena.
+	text := make([]byte, 0, 1<<16)
+	for i := 0; i < 40_000; {
+		text = text[:0]
+		var ws [][]byte
+		for range rng.IntN(600) {
+			at := len(text)
+			text = fmt.Appendf(text, "%s%d", []string{"", "k", "longer-prefix-", "Z"}[rng.IntN(4)], rng.IntN(30_000))
+			w := text[at:]
+			if rng.IntN(50) == 0 {
+				w = w[:0]
+			}
+			if rng.IntN(3) == 0 {
+				w = slices.Clone(w)
+			}
+			ws = append(ws, w)
+			want[string(w)]++
+			i++
+		}
+		if i > 20_000 && len(ws) > 0 && long != "" {
+			ws = append(ws, []byte(long))
+			want[long]++
+			long = ""
+		}
+		c.AddAll(ws)
+	}
+	check("after AddAll")
 }
 
 // BenchmarkCountTable counts 1 M words drawn from a 50,000-word Zipf

@@ -129,6 +129,15 @@ func BenchmarkWords(b *testing.B) {
 			Words(text, func([]byte) { n++ })
 		}
 	})
+	b.Run("batch", func(b *testing.B) { // as the jobs tokenize
+		b.SetBytes(int64(len(text)))
+		n := 0
+		bt := newBatch(func(ws [][]byte) { n += len(ws) })
+		for b.Loop() {
+			bt.words(text)
+			bt.flush()
+		}
+	})
 	b.Run("oracle", func(b *testing.B) {
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
@@ -154,6 +163,16 @@ func BenchmarkCounter(b *testing.B) {
 		for b.Loop() {
 			c := reduce.NewCountTable()
 			Words(text, c.Add)
+		}
+	})
+	// How the jobs count: batches of words to AddAll.
+	b.Run("batch", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			c := reduce.NewCountTable()
+			bt := newBatch(c.AddAll)
+			bt.words(text)
+			bt.flush()
 		}
 	})
 	b.Run("map", func(b *testing.B) {

@@ -125,6 +125,7 @@ const (
 // reader counts chunks; it keeps its buffer between chunks. It belongs to
 // one goroutine.
 type reader struct {
+	b    *batch // the words of a block, for add
 	buf  []byte
 	win  []byte
 	skip bool
@@ -133,11 +134,12 @@ type reader struct {
 	block func() error
 }
 
-// count tokenizes chunk c, calling add for every word. With r.skip, a file
+// count tokenizes chunk c, calling add with every word, many at a time
+// (add must not retain them). With r.skip, a file
 // that cannot be read gives status unreadable and the error as the reason
 // (words of the chunk counted before a failed read stay counted);
 // otherwise the error is returned, naming the file.
-func (r *reader) count(ctx context.Context, c chunk, add func([]byte)) (status, string, error) {
+func (r *reader) count(ctx context.Context, c chunk, add func([][]byte)) (status, string, error) {
 	st, err := r.countFile(ctx, c, add)
 	if err == nil {
 		var last int64
@@ -157,7 +159,7 @@ func (r *reader) count(ctx context.Context, c chunk, add func([]byte)) (status, 
 	return st, "", err
 }
 
-func (r *reader) countFile(ctx context.Context, c chunk, add func([]byte)) (status, error) {
+func (r *reader) countFile(ctx context.Context, c chunk, add func([][]byte)) (status, error) {
 	if err := ctx.Err(); err != nil {
 		return counted, err
 	}
@@ -193,7 +195,11 @@ func (r *reader) countFile(ctx context.Context, c chunk, add func([]byte)) (stat
 
 // stream tokenizes the bytes [lo, hi) of f, which start and end at word
 // boundaries, reading a block at a time.
-func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func([]byte)) error {
+func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func([][]byte)) error {
+	if r.b == nil {
+		r.b = newBatch(nil)
+	}
+	r.b.fn = add
 	carry := 0
 	for pos := lo; pos < hi; {
 		if err := ctx.Err(); err != nil {
@@ -213,7 +219,8 @@ func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func(
 		if pos < hi {
 			end = safeEnd(data)
 		}
-		Words(data[:end], add)
+		r.b.words(data[:end])
+		r.b.flush() // before the buffer is reused
 		carry = copy(r.buf, data[end:])
 		if r.block != nil {
 			if err := r.block(); err != nil {

@@ -48,7 +48,11 @@ func NewTaskReader(skipUnreadable bool) *TaskReader {
 // cannot be read gives its error, or with skipUnreadable the error's text
 // as skipReason (words counted before a failed read stay counted).
 func (r *TaskReader) Count(ctx context.Context, t Task, add func(word []byte)) (binary bool, skipReason string, err error) {
-	st, reason, err := r.rd.count(ctx, t.c, add)
+	st, reason, err := r.rd.count(ctx, t.c, func(words [][]byte) {
+		for _, w := range words {
+			add(w)
+		}
+	})
 	switch {
 	case err != nil:
 		return false, "", err

@@ -192,7 +192,7 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 	t := &tally{words: reduce.NewCountTable(), files: files{Unreadable: skipped}}
 	rd := &reader{skip: o.SkipUnreadable}
 	for _, c := range cs {
-		st, reason, err := rd.count(ctx, c, t.words.Add)
+		st, reason, err := rd.count(ctx, c, t.words.AddAll)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +225,7 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 				if i >= int64(len(cs)) {
 					return
 				}
-				st, reason, err := rd.count(ctx, cs[i], t.words.Add)
+				st, reason, err := rd.count(ctx, cs[i], t.words.AddAll)
 				if err != nil {
 					cancel(err)
 					return
@@ -286,7 +286,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		if handed == nil { // the map has started: the store has its sink, if any
 			handed = c.HandOver(st)
 		}
-		fs, reason, err := rd.count(ctx, ch, c.Add)
+		fs, reason, err := rd.count(ctx, ch, c.AddAll)
 		if err != nil {
 			return err
 		}

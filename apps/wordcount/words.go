@@ -1,6 +1,8 @@
 package wordcount
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -43,71 +45,261 @@ func isWordRune(r rune) bool {
 // rune by rune with unicode.ToLower. Invalid UTF-8 bytes separate words.
 // fn must not retain word: it aliases text or a buffer Words reuses.
 func Words(text []byte, fn func(word []byte)) {
-	var stack [64]byte
-	lower := stack[:0]
+	b := newBatch(func(words [][]byte) {
+		for _, w := range words {
+			fn(w)
+		}
+	})
+	b.words(text)
+	b.flush()
+}
+
+// A batch collects words for a function that takes many at a time
+// (reduce.CountTable.AddAll, which overlaps their lookups): slices of the
+// text, and of an arena for the words that had to be lower-cased.
+type batch struct {
+	ws    [][]byte
+	arena []byte
+	fn    func(words [][]byte)
+}
+
+// batchWords is the words a batch holds before it calls fn.
+const batchWords = 256
+
+func newBatch(fn func(words [][]byte)) *batch {
+	return &batch{ws: make([][]byte, 0, batchWords), arena: make([]byte, 0, 2*16*batchWords), fn: fn}
+}
+
+// add adds a word, which stays unchanged until the batch is flushed.
+func (b *batch) add(w []byte) {
+	b.ws = append(b.ws, w)
+	if len(b.ws) == batchWords || 2*len(b.arena) > cap(b.arena) {
+		b.flush()
+	}
+}
+
+// flush calls fn with the words added since the last flush, if any.
+func (b *batch) flush() {
+	if len(b.ws) > 0 {
+		b.fn(b.ws)
+	}
+	b.ws, b.arena = b.ws[:0], b.arena[:0]
+}
+
+// words adds every word of text (see Words) to the batch. It does not
+// flush: the words added stay slices of text until the batch is flushed.
+// A word has a capacity of at least 8 bytes where text has 8 bytes from
+// its start (reduce.CountTable reads a short word as one machine word).
+//
+// Text is read 64 bytes at a time: two bit masks say which bytes are
+// ASCII letters or digits and which are 0x80 or more, and each run of
+// such bytes ended by an ASCII separator within the block is a word (of
+// ASCII bytes only: the most words of most texts, lower-cased in a
+// register) or bytes to read rune by rune (step). A word's end no longer
+// depends on the one before it, so the words of a block are found in
+// parallel rather than one after the other.
+func (b *batch) words(text []byte) {
 	n := len(text)
-	for i := 0; i < n; {
-		// Skip separators.
-		switch class[text[i]] {
-		case sep:
-			i++
-			continue
-		case multi:
-			r, w := utf8.DecodeRune(text[i:])
-			if !isWordRune(r) {
-				i += w
-				continue
+	p := 0
+	for p+blockText+16 <= n { // room to read 16 bytes at the block's end
+		var alnum, high, anyHigh uint64
+		for k := 0; k < blockText; k += 8 {
+			x := binary.LittleEndian.Uint64(text[p+k:])
+			alnum |= pack(alnumBytes(x)) << k
+			anyHigh |= x & highs
+		}
+		if anyHigh != 0 {
+			for k := 0; k < blockText; k += 8 {
+				high |= pack(binary.LittleEndian.Uint64(text[p+k:])&highs) << k
 			}
 		}
-		// A word starts at i. While copied is false, text[start:i] is the
-		// lower-cased word; once true, the word is lower followed by the
-		// verbatim bytes text[from:i].
-		start, from := i, i
-		copied := false
-	word:
-		for i < n {
-			switch class[text[i]] {
-			case low:
-				i++
-			case sep:
-				break word
-			case up:
-				if !copied {
-					lower = append(lower[:0], text[start:i]...)
-					copied = true
-				} else {
-					lower = append(lower, text[from:i]...)
-				}
-				lower = append(lower, text[i]+('a'-'A'))
-				i++
-				from = i
-			default:
-				r, w := utf8.DecodeRune(text[i:])
-				if !isWordRune(r) {
-					break word
-				}
-				if lr := unicode.ToLower(r); lr != r {
-					if !copied {
-						lower = append(lower[:0], text[start:i]...)
-						copied = true
-					} else {
-						lower = append(lower, text[from:i]...)
+		runs := alnum | high
+		// A run starts where its byte is in and the byte before is not,
+		// and ends at the first byte after it that is not: the i-th end is
+		// the i-th start's, found without the run before it.
+		starts := runs &^ (runs << 1)
+		ends := ^runs & (runs << 1)
+		ws, arena := b.ws, b.arena // in registers: calls are for rare words
+		for ends != 0 {
+			s := bits.TrailingZeros64(starts)
+			starts &= starts - 1
+			e := bits.TrailingZeros64(ends)
+			ends &= ends - 1
+			l := e - s
+			// (Shift counts masked to 63, which they are below, spare the
+			// compiler's checks for larger ones.)
+			if l <= 16 && high>>(s&63)&(1<<(l&63)-1) == 0 {
+				// An ASCII word of up to 16 bytes: lower-cased in two
+				// registers (bytes past it masked off) and copied to the
+				// arena, without a branch on its length or case.
+				t := text[p+s : p+s+16]
+				x0 := binary.LittleEndian.Uint64(t)
+				x1 := binary.LittleEndian.Uint64(t[8:])
+				x0 = (x0 + upperBytes(x0)>>2) & (^uint64(0) >> ((64 - 8*min(l, 8)) & 63))
+				x1 = (x1 + upperBytes(x1)>>2) & (^uint64(0) >> ((128 - 8*l) & 63)) & uint64(int64(8-l)>>63) // 0 for l <= 8
+				a := len(arena)
+				arena = arena[:a+16] // flushed at half its capacity
+				binary.LittleEndian.PutUint64(arena[a:], x0)
+				binary.LittleEndian.PutUint64(arena[a+8:], x1)
+				ws = append(ws, arena[a:a+l])
+			} else {
+				b.ws, b.arena = ws, arena
+				if high>>s&(1<<l-1) != 0 {
+					for i := p + s; i < p+e; {
+						i = b.step(text, i)
 					}
-					lower = utf8.AppendRune(lower, lr)
-					i += w
-					from = i
-					continue
+				} else {
+					b.ascii(text, p+s, p+e)
 				}
-				i += w
+				ws, arena = b.ws, b.arena
+			}
+			if len(ws) == batchWords || 2*len(arena) > cap(arena) {
+				b.ws, b.arena = ws, arena
+				b.flush()
+				ws, arena = b.ws, b.arena
 			}
 		}
-		if copied {
-			lower = append(lower, text[from:i]...)
-			fn(lower)
-		} else {
-			fn(text[start:i])
+		b.ws, b.arena = ws, arena
+		switch {
+		case starts == 0:
+			p += blockText
+		case starts&1 == 0:
+			p += bits.TrailingZeros64(starts) // a run that may go on: the block after starts with it
+		default: // a run of the whole block
+			i := p
+			for i < p+blockText {
+				i = b.step(text, i)
+			}
+			p = i
 		}
 	}
+	for p < n {
+		p = b.step(text, p)
+	}
+}
+
+// blockText is the bytes words reads at a time: one bit each in a mask.
+const blockText = 64
+
+// ascii adds the word text[s:e] of more than 16 ASCII letters and digits,
+// lower-cased. text has 8 bytes from e on.
+func (b *batch) ascii(text []byte, s, e int) {
+	var up uint64
+	for q := s; q < e; q += 8 {
+		u := upperBytes(binary.LittleEndian.Uint64(text[q:]))
+		if e-q < 8 {
+			u &= ^uint64(0) >> (64 - 8*(e-q))
+		}
+		up |= u
+	}
+	if up == 0 {
+		b.add(text[s:e])
+		return
+	}
+	a := len(b.arena)
+	b.arena = append(b.arena, text[s:e]...)
+	w := b.arena[a:]
+	for k, c := range w {
+		if 'A' <= c && c <= 'Z' {
+			w[k] = c + ('a' - 'A')
+		}
+	}
+	b.add(w)
+}
+
+// pack gathers the high bits of x's bytes into the low 8 bits, byte k's
+// into bit k.
+func pack(x uint64) uint64 {
+	return (x >> 7) * 0x0102040810204080 >> 56
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080 // the high bit of every byte
+)
+
+// alnumBytes returns the high bit of each byte of x (8 bytes of text,
+// little-endian) that is an ASCII letter or digit; bytes of 0x80 or more
+// give 0.
+func alnumBytes(x uint64) uint64 {
+	x7 := x &^ highs
+	l := x7 | 0x20*ones                           // letters folded to lower case
+	letter := (l + 0x1f*ones) &^ (l + 0x05*ones)  // 'a' <= l < '{'
+	digit := (x7 + 0x50*ones) &^ (x7 + 0x46*ones) // '0' <= x7 < ':'
+	return (letter | digit) &^ x & highs
+}
+
+// upperBytes returns the high bit of each byte of x that is an ASCII
+// upper-case letter: x + upperBytes(x)>>2 lower-cases them.
+func upperBytes(x uint64) uint64 {
+	x7 := x &^ highs
+	return (x7 + 0x3f*ones) &^ (x7 + 0x25*ones) &^ x & highs // 'A' <= x7 < '['
+}
+
+// step reads text from i, a word's first byte or a separator, rune by
+// rune: it adds the word that starts at i, if one does, and returns the
+// position after it (after the separator at i, if not).
+func (b *batch) step(text []byte, i int) int {
+	n := len(text)
+	switch class[text[i]] {
+	case sep:
+		return i + 1
+	case multi:
+		r, w := utf8.DecodeRune(text[i:])
+		if !isWordRune(r) {
+			return i + w
+		}
+	}
+	// A word starts at i. While copied is false, text[start:i] is the
+	// lower-cased word; once true, the word is the arena's bytes from a
+	// followed by the verbatim bytes text[from:i].
+	start, from := i, i
+	copied := false
+	a := len(b.arena)
+word:
+	for i < n {
+		switch class[text[i]] {
+		case low:
+			i++
+		case sep:
+			break word
+		case up:
+			if !copied {
+				b.arena = append(b.arena, text[start:i]...)
+				copied = true
+			} else {
+				b.arena = append(b.arena, text[from:i]...)
+			}
+			b.arena = append(b.arena, text[i]+('a'-'A'))
+			i++
+			from = i
+		default:
+			r, w := utf8.DecodeRune(text[i:])
+			if !isWordRune(r) {
+				break word
+			}
+			if lr := unicode.ToLower(r); lr != r {
+				if !copied {
+					b.arena = append(b.arena, text[start:i]...)
+					copied = true
+				} else {
+					b.arena = append(b.arena, text[from:i]...)
+				}
+				b.arena = utf8.AppendRune(b.arena, lr)
+				i += w
+				from = i
+				continue
+			}
+			i += w
+		}
+	}
+	if copied {
+		b.arena = append(b.arena, text[from:i]...)
+		b.add(b.arena[a:])
+	} else {
+		b.add(text[start:i])
+	}
+	return i
 }
 
 // safeEnd returns the end of the longest prefix of text (which starts at a

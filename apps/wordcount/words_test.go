@@ -54,7 +54,10 @@ func TestWords(t *testing.T) {
 // randomText draws bytes from pieces that exercise every path: ASCII,
 // upper case, multi-byte letters, separators, numbers and invalid bytes.
 func randomText(rng *rand.Rand, n int) string {
-	pieces := []string{"a", "Z", "q", "7", " ", " ", ",", "\n", "é", "É", "ß", "数", "据", "Σ", "—", "²", "\xff", "\xe6\x95", "\x80", "\uFFFD", "İ", "ǅ"}
+	pieces := []string{"a", "Z", "q", "7", " ", " ", ",", "\n", "é", "É", "ß", "数", "据", "Σ", "—", "²", "\xff", "\xe6\x95", "\x80", "\uFFFD", "İ", "ǅ",
+		// ASCII runs about the 8 bytes Words reads at once, and the
+		// separators next to letters and digits in ASCII order.
+		"hello", "WORLD", "abcdefg", "abcdefgh", "Abcdefghijklmnopq", "x1y2z3w4v5", "@", "[", "`", "{", "/", ":", "_", "\x7f", "\x00"}
 	var b strings.Builder
 	for b.Len() < n {
 		b.WriteString(pieces[rng.IntN(len(pieces))])
@@ -64,10 +67,26 @@ func randomText(rng *rand.Rand, n int) string {
 
 func TestWordsRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
-		s := randomText(rng, rng.IntN(60))
+	for range 5000 {
+		s := randomText(rng, rng.IntN(120))
 		if got, want := words(s), oracleWords(s); !slices.Equal(got, want) {
 			t.Fatalf("Words(%q) = %q; want %q", s, got, want)
+		}
+	}
+}
+
+// TestWordsEveryByte puts every byte value at every position of a run of
+// letters longer than the 8 bytes Words reads at once, and at the end of
+// the text, where Words goes rune by rune.
+func TestWordsEveryByte(t *testing.T) {
+	const run = "abcdefghijklmnopqrsTUVWXYZ0123456789"
+	for b := range 256 {
+		for p := range len(run) + 1 {
+			for _, s := range []string{run[:p] + string(rune(b)) + run[p:], run[:p] + string([]byte{byte(b)}) + run[p:], run[:p] + string([]byte{byte(b)})} {
+				if got, want := words(s), oracleWords(s); !slices.Equal(got, want) {
+					t.Fatalf("Words(%q) = %q; want %q", s, got, want)
+				}
+			}
 		}
 	}
 }

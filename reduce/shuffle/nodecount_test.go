@@ -3,7 +3,6 @@ package shuffle
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"math/rand/v2"
 	"runtime"
@@ -220,7 +219,7 @@ func benchCounting(b *testing.B, n int, striped bool) {
 	for r := range n {
 		words[r] = countWords(r, per, 50000)
 		for _, w := range words[r] {
-			hashes[r] = append(hashes[r], nonzero(maphash.Bytes(stripeSeed, w)))
+			hashes[r] = append(hashes[r], stripeHash.Bytes(w))
 		}
 	}
 	o := reduce.Options{Gather: reduce.GatherPartitioned, Node: reduce.NodeOn}

@@ -80,6 +80,9 @@ const minStripeRegion = nodeHdr + 4*stripeSlot<<stripeLogCap
 // twice, and the fold adds both counts.)
 var stripeSeed = maphash.MakeSeed()
 
+// stripeHash hashes keys under stripeSeed as the tables do.
+var stripeHash = reduce.NewKeyHash(stripeSeed)
+
 // testStripes, if positive, is the stripes a node has, whatever its ranks
 // and turns (tests use stripes with few ranks with it).
 var testStripes int
@@ -228,7 +231,7 @@ func (t *nodeTable[K, V]) stripePairs(e reduce.Run[K, V]) reduce.Run[K, V] {
 	var left []int32
 	for i, k := range keys {
 		kb := unsafe.Slice(unsafe.StringData(k), len(k))
-		if !a.Add(kb, nonzero(maphash.String(stripeSeed, k)), vals[i]) {
+		if !a.Add(kb, stripeHash.String(k), vals[i]) {
 			left = append(left, int32(i))
 		}
 	}
@@ -237,15 +240,6 @@ func (t *nodeTable[K, V]) stripePairs(e reduce.Run[K, V]) reduce.Run[K, V] {
 		return reduce.Run[K, V]{}
 	}
 	return pick(e, left)
-}
-
-// nonzero maps the hash 0, which marks an empty slot, to 1 (as
-// reduce.CountTable does).
-func nonzero(h uint64) uint64 {
-	if h == 0 {
-		return 1
-	}
-	return h
 }
 
 // takeStripe takes the first free stripe from the one this rank took last,
