@@ -36,6 +36,7 @@ type Store[K comparable, V any] struct {
 	vc   Codec[V]
 	enc  func([]byte, K) []byte // keys ordered by this encoding (NewEncodedHashStore), or nil
 	strs bool                   // keys are strings in bytewise order (NewHashStore)
+	size int                    // NewArrayStore's keys, or -1
 
 	c     container[K, V]
 	emit  func(K, V)  // raw, or raw charging the spill budget (SetSpill)
@@ -157,7 +158,7 @@ func NewHashStore[K cmp.Ordered, V any](comb Combiner[V], opts ...Option[K, V]) 
 
 // NewHashStoreFunc returns a hash container for keys ordered by compare.
 func NewHashStoreFunc[K comparable, V any](compare func(a, b K) int, comb Combiner[V], opts ...Option[K, V]) (*Store[K, V], error) {
-	s := &Store[K, V]{comb: comb, cmp: compare}
+	s := &Store[K, V]{comb: comb, cmp: compare, size: -1}
 	if comb.KeepsAll() {
 		c := &hashAll[K, V]{st: &s.state, ha: map[K][]val[V]{}, cmp: compare}
 		s.c, s.emit = c, c.emit
@@ -258,7 +259,7 @@ func NewArrayStore[K Integer, V any](size int, comb Combiner[V], opts ...Option[
 	if size < 0 {
 		panic(fmt.Sprintf("reduce: NewArrayStore(%d)", size))
 	}
-	s := &Store[K, V]{comb: comb, cmp: cmp.Compare[K]}
+	s := &Store[K, V]{comb: comb, cmp: cmp.Compare[K], size: size}
 	a := arrayBase[K]{st: &s.state, has: make([]bool, size)}
 	var z V
 	_, isInt64 := any(z).(int64)
@@ -297,6 +298,10 @@ func (s *Store[K, V]) finish(opts []Option[K, V]) (*Store[K, V], error) {
 	s.kc, s.vc = s.kc.instance(), s.vc.instance()
 	return s, nil
 }
+
+// ArrayKeys returns the number of keys of an array store (NewArrayStore's
+// size, keys 0 to size-1), or -1 for a hash store, whose keys are any.
+func (s *Store[K, V]) ArrayKeys() int { return s.size }
 
 // Combiner returns the store's combiner.
 func (s *Store[K, V]) Combiner() Combiner[V] { return s.comb }

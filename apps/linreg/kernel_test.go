@@ -47,8 +47,41 @@ func TestKernel(t *testing.T) {
 			if a != b {
 				t.Fatalf("n=%d skew=%v: sumInt8 = %+v; want %+v", n, skew, b, a)
 			}
+			if haveAVX2 {
+				var c Sums
+				sumInt8Wide(&c, p)
+				if a != c {
+					t.Fatalf("n=%d skew=%v: sumInt8Wide = %+v; want %+v", n, skew, c, a)
+				}
+			}
 			if *h != [65536]uint32{} {
 				t.Fatalf("n=%d: histogram not cleared", n)
+			}
+		}
+	}
+}
+
+// TestKernelWideExtremes: the AVX2 kernel's 32-bit lanes do not overflow
+// on the largest products, in one call's worth of bytes and more, at
+// every alignment and tail length.
+func TestKernelWideExtremes(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2 on this processor")
+	}
+	for _, pair := range [][2]byte{{0x80, 0x80}, {0x80, 0x7f}, {0x7f, 0x7f}, {0x7f, 0x80}} {
+		for _, n := range []int{avx2Bytes, 3*avx2Bytes + 30, 64 + 2} {
+			buf := make([]byte, n+7)
+			for off := range 4 {
+				p := buf[off : off+n]
+				for i := 0; i+1 < len(p); i += 2 {
+					p[i], p[i+1] = pair[0], pair[1]
+				}
+				var a, c Sums
+				sumInt8Naive(&a, p)
+				sumInt8Wide(&c, p)
+				if a != c {
+					t.Fatalf("points %x, %d bytes at offset %d: sumInt8Wide = %+v; want %+v", pair, n, off, c, a)
+				}
 			}
 		}
 	}
@@ -100,4 +133,13 @@ func BenchmarkKernel(b *testing.B) {
 			sumInt8(&s, p, h)
 		}
 	})
+	if haveAVX2 {
+		b.Run("avx2", func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				var s Sums
+				sumInt8Wide(&s, p)
+			}
+		})
+	}
 }

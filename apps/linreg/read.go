@@ -204,7 +204,9 @@ func (rd *reader) add(ctx context.Context, c chunk, s *Sums) (err error) {
 				return fmt.Errorf("linreg: %s: reading %d bytes at offset %d: %w", c.Path, len(p), off, err)
 			}
 		}
-		if rd.format == fmtInt8 {
+		if rd.format == fmtInt8 && haveAVX2 {
+			sumInt8Wide(s, p)
+		} else if rd.format == fmtInt8 {
 			if rd.pending+int64(len(p)/2) > maxPending {
 				rd.flush(s)
 			}
@@ -283,6 +285,38 @@ func sumInt8(s *Sums, p []byte, h *[65536]uint32) {
 	s.N += int64(len(p) / 2)
 	countInt8(p, h)
 	foldInt8(s, h)
+}
+
+// avx2Bytes is the most bytes one call of sumInt8AVX2 takes: 32,768
+// steps of 16 points, two a lane, so that a lane's sum of x*x (at most
+// 2^14 a point) stays below 2^31.
+const avx2Bytes = 1 << 20
+
+// sumInt8Wide adds the int8 points of p (an even number of bytes) to s
+// directly, 16 at a time in 16-bit lanes multiplied and summed in 32-bit
+// ones (sumInt8AVX2), the rest one by one: the same exact sums as the
+// histogram's, at a third of its time where the processor has AVX2.
+func sumInt8Wide(s *Sums, p []byte) {
+	s.N += int64(len(p) / 2)
+	var w [5]int64
+	for len(p) >= 32 {
+		n := min(len(p), avx2Bytes) &^ 31
+		sumInt8AVX2(p[:n], &w)
+		p = p[n:]
+	}
+	for ; len(p) >= 2; p = p[2:] {
+		x, y := int64(int8(p[0])), int64(int8(p[1]))
+		w[0] += x
+		w[1] += y
+		w[2] += x * x
+		w[3] += y * y
+		w[4] += x * y
+	}
+	s.X += w[0]
+	s.Y += w[1]
+	s.XX += w[2]
+	s.YY += w[3]
+	s.XY += w[4]
 }
 
 // sumF64 adds the float64 points of p (a multiple of 16 bytes) to s in

@@ -54,8 +54,21 @@ func (x *xfer[K, V]) nodeWanted(o reduce.Options) bool {
 	if x.r.Config().RanksPerNode < 2 || x.r.N() < 2 {
 		return false
 	}
-	return o.Node == reduce.NodeOn || x.r.MemoryMapped()
+	if o.Node == reduce.NodeOn {
+		return true
+	}
+	// An array store of few keys (a histogram's 768) moves at most that
+	// many pairs a rank: less than the node's table costs to set up and
+	// read in a fresh process.
+	if k := x.s.ArrayKeys(); k >= 0 && k <= smallArrayKeys {
+		return false
+	}
+	return x.r.MemoryMapped()
 }
+
+// smallArrayKeys is the most keys of an array store that is not combined
+// per node unless asked (reduce.NodeOn).
+const smallArrayKeys = 1 << 16
 
 func entryBytes(k, v int) int64 { return (8 + int64(k) + int64(v) + 7) &^ 7 }
 
