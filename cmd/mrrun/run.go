@@ -60,9 +60,11 @@ type jobStats struct {
 	RanksPerNode int
 	Wall         time.Duration
 	PerRank      []mr.JobStats
-	MemoryBytes  int64  // the job's memory budget (--memory), 0: none
-	MemoryFrom   string // what set it
-	Turns        int    // how many of a process's ranks map at once (pgas.Rank.Turns), 0: all
+	MemoryBytes  int64         // the job's memory budget (--memory), 0: none
+	MemoryFrom   string        // what set it
+	Turns        int           // how many of a process's ranks map at once (pgas.Rank.Turns), 0: all
+	CPU          time.Duration // the processor time of the job's process over Wall (inproc: every rank's); 0: unknown
+	Procs        int           // GOMAXPROCS: the processors the process may use at once
 }
 
 // transports lists the transports this build has.
@@ -143,6 +145,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		res result
 	)
 	t0 := time.Now()
+	cpu0, cpuOK := processCPU()
 	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 		var js mr.JobStats
 		if obs.stats != nil {
@@ -167,7 +170,13 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 			}
 			if r.ID() == spec.opts.Root {
 				*obs.stats = jobStats{Transport: spec.transport, Ranks: r.N(), RanksPerNode: spec.ranksPerNode,
-					Wall: time.Since(t0), PerRank: per, MemoryBytes: cfg.MemoryBytes, MemoryFrom: spec.memoryFrom, Turns: r.Turns()}
+					Wall: time.Since(t0), PerRank: per, MemoryBytes: cfg.MemoryBytes, MemoryFrom: spec.memoryFrom, Turns: r.Turns(),
+					Procs: runtime.GOMAXPROCS(0)}
+				// One process holds every rank only in process: elsewhere
+				// this process's time is one rank's.
+				if cpu, ok := processCPU(); ok && cpuOK && spec.transport == "inproc" {
+					obs.stats.CPU = cpu - cpu0
+				}
 			}
 		}
 		if out != nil && r.ID() == spec.opts.Root {

@@ -29,6 +29,11 @@ type statsJSON struct {
 	// How many of a process's ranks map at once (pgas.Rank.TakeTurn);
 	// 0: all of them.
 	Turns int `json:"turns"`
+	// The processor time the job's process used over wall_s (inproc
+	// only: every rank's), and what the stats say of the ranks' parallel
+	// speed-up (see parallelNotes).
+	ProcessCPUS float64  `json:"process_cpu_s,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
 }
 
 // phasesJSON are the phase times of the slowest rank in each phase, in
@@ -73,6 +78,7 @@ func (s jobStats) toJSON() statsJSON {
 	out.MemoryLimit, out.MemoryLimitBytes = memoryLimit()
 	out.MemoryBudgetBytes, out.MemoryBudget = s.MemoryBytes, s.MemoryFrom
 	out.Turns = s.Turns
+	out.ProcessCPUS = s.CPU.Seconds()
 	runtime := make([]pgas.Stats, len(s.PerRank))
 	for i, r := range s.PerRank {
 		runtime[i] = r.Runtime
@@ -90,7 +96,39 @@ func (s jobStats) toJSON() statsJSON {
 			Rounds: r.Reduce.Rounds, SpillFiles: r.Reduce.SpillFiles, SpillBytes: r.Reduce.SpillBytes,
 			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p}
 	}
+	out.Notes = parallelNotes(s, out.Phases.Map)
 	return out
+}
+
+// parallelNotes says when the ranks of a job could not be faster than
+// fewer: the map, the part that ranks share, was less than half of the
+// job (the rest, set-up, exchange and reduce, does not shrink with more
+// ranks); or the process kept fewer processors busy than it had ranks to
+// run at once (the machine ran them one after the other, or its
+// processors share the work of one: a rank then maps no faster than
+// alone).
+func parallelNotes(s jobStats, mapS float64) []string {
+	if s.Ranks < 2 || s.Wall <= 0 {
+		return nil
+	}
+	var notes []string
+	wall := s.Wall.Seconds()
+	if mapS < wall/2 {
+		notes = append(notes, fmt.Sprintf("little work a rank: the map took %s of the job's %s; the rest is set-up, exchange and reduce, which more ranks do not shorten: fewer ranks would be about as fast",
+			round(mapS), round(wall)))
+	}
+	if at := min(s.Ranks, max(s.Procs, 1)); s.CPU > 0 && at >= 2 {
+		if busy := s.CPU.Seconds() / wall; busy < 0.6*float64(at) {
+			notes = append(notes, fmt.Sprintf("no parallel speed-up from this machine: the process kept %.1f processors busy on average (%s of processor time over %s), where %d ranks could run at once: fewer ranks would be about as fast",
+				busy, round(s.CPU.Seconds()), round(wall), at))
+		}
+	}
+	return notes
+}
+
+// round prints seconds as a duration rounded to the microsecond.
+func round(v float64) string {
+	return time.Duration(v * float64(time.Second)).Round(time.Microsecond).String()
 }
 
 // writeStats prints s as a table or as JSON.
@@ -104,12 +142,16 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	sec := func(v float64) string {
-		return time.Duration(v * float64(time.Second)).Round(time.Microsecond).String()
-	}
+	sec := round
 	fmt.Fprintf(w, "stats: transport %s, %d ranks, %d per node, wall %s\n", j.Transport, j.Ranks, j.RanksPerNode, sec(j.WallS))
 	fmt.Fprintf(w, "phases (slowest rank): map %s, combine %s, node %s, exchange %s, reduce %s\n",
 		sec(j.Phases.Map), sec(j.Phases.Combine), sec(j.Phases.Node), sec(j.Phases.Exchange), sec(j.Phases.Reduce))
+	if j.ProcessCPUS > 0 {
+		fmt.Fprintf(w, "processor time: %s over the job's %s (%.1f processors busy on average)\n", sec(j.ProcessCPUS), sec(j.WallS), j.ProcessCPUS/j.WallS)
+	}
+	for _, n := range j.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	if j.MemoryLimit != "" {
 		fmt.Fprintf(w, "memory limit: %s\n", j.MemoryLimit)
 	}
