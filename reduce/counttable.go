@@ -347,7 +347,7 @@ type CountSink interface {
 }
 
 // A HashedCountSink is a CountSink that also takes a count with the key's
-// hash under its Seed (hash/maphash, as a CountTable hashes), so that a
+// hash under its Seed (NewKeyHash(Seed()), as a CountTable hashes), so that a
 // key a CountTable looked up is not hashed again: the node table of
 // in-process ranks that take turns (package reduce/shuffle's stripes).
 // HandOver gives an empty table the sink's seed. CountHashed reports
