@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image/png"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -179,8 +180,20 @@ func runJob(ctx context.Context, c config, files []string, chunk int64) (*Result
 }
 
 // TestModes: every baseline and every framework configuration writes the
-// oracle's bytes in every format.
-func TestModes(t *testing.T) {
+// oracle's bytes in every format, reading the files through maps and
+// through reads.
+func TestModes(t *testing.T) { bothReads(t, testModes) }
+
+// bothReads runs test with files read through maps, then through reads.
+func bothReads(t *testing.T, test func(t *testing.T)) {
+	defer func(m bool) { useMmap = m }(useMmap)
+	for _, m := range []bool{true, false} {
+		useMmap = m
+		t.Run(map[bool]string{true: "mmap", false: "pread"}[m], test)
+	}
+}
+
+func testModes(t *testing.T) {
 	files, want := testFiles(t)
 	ctx := context.Background()
 	check := func(t *testing.T, got *Result) {
@@ -226,7 +239,9 @@ func TestModes(t *testing.T) {
 }
 
 // TestWideRows reads rows wider than the read buffer in pieces.
-func TestWideRows(t *testing.T) {
+func TestWideRows(t *testing.T) { bothReads(t, testWideRows) }
+
+func testWideRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	pic := randomPicture(rng, readBytes/3+5, 2)
 	want := &Result{}
@@ -377,6 +392,45 @@ func TestNoFiles(t *testing.T) {
 		got, err := f()
 		if err != nil || *got != (Result{}) {
 			t.Errorf("%s(no files) = %+v, %v; want an empty result", name, got, err)
+		}
+	}
+}
+
+// TestTruncatedWhileRead: a file cut short after its header was read
+// gives ErrTruncated naming it, through a map or reads, before or after
+// the reader mapped it; nothing panics.
+func TestTruncatedWhileRead(t *testing.T) { bothReads(t, testTruncatedWhileRead) }
+
+func testTruncatedWhileRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, early := range []bool{true, false} {
+		path := writeFile(t, t.TempDir(), "cut.bmp", encodeBMP(randomPicture(rng, 64, 64), encoding{info: 40}))
+		ctx := context.Background()
+		p, err := newPlan(ctx, []string{path}, 64*3*8) // 8 chunks of 8 rows
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := newReader(p)
+		if !early { // the first chunk read (and the file mapped) before the cut
+			if err := rd.each(ctx, p.chunks[0], func([]byte) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Truncate(path, p.chunks[4].off); err != nil {
+			t.Fatal(err)
+		}
+		err = nil
+		for _, c := range p.chunks[1:] {
+			if err = rd.each(ctx, c, func([]byte) {}); err != nil {
+				break
+			}
+		}
+		rd.Close()
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("early=%v: reading a file cut short: %v; want an error naming %s", early, err, path)
+		}
+		if early && !errors.Is(err, ErrTruncated) {
+			t.Errorf("early=%v: %v; want ErrTruncated", early, err)
 		}
 	}
 }

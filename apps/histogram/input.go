@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/pgasmr/pgasmr/apps/internal/filemap"
 	"github.com/pgasmr/pgasmr/mr"
 )
 
@@ -112,20 +113,44 @@ func (in *input) Hash() uint64 { return in.hash }
 type reader struct {
 	p     *plan
 	files map[int]*os.File
+	maps  map[int]*filemap.Map // nil for a file that could not be mapped
 	buf   []byte
 }
 
+// useMmap makes a reader map each file it reads (filemap) rather than
+// read its chunks into a buffer (a variable for tests).
+var useMmap = true
+
 func newReader(p *plan) *reader {
-	return &reader{p: p, files: map[int]*os.File{}, buf: make([]byte, readBytes)}
+	return &reader{p: p, files: map[int]*os.File{}, maps: map[int]*filemap.Map{}, buf: make([]byte, readBytes)}
 }
 
 func (rd *reader) Close() error {
 	var errs []error
+	for _, m := range rd.maps {
+		if m != nil {
+			errs = append(errs, m.Close())
+		}
+	}
+	clear(rd.maps)
 	for _, f := range rd.files {
 		errs = append(errs, f.Close())
 	}
 	clear(rd.files)
 	return errors.Join(errs...)
+}
+
+// mapped returns the map of file i, open as f, mapping it on first use;
+// nil if it cannot be mapped (the reader reads it instead).
+func (rd *reader) mapped(i int, f *os.File) *filemap.Map {
+	m, ok := rd.maps[i]
+	if !ok && useMmap {
+		if st, err := f.Stat(); err == nil {
+			m, _ = filemap.Open(f, st.Size())
+		}
+		rd.maps[i] = m
+	}
+	return m
 }
 
 // each calls fn with the pixels of chunk c, row by row (a row wider than
@@ -156,6 +181,31 @@ func (rd *reader) eachRow(ctx context.Context, c chunk, fn func(px []byte)) erro
 		rd.files[c.file] = f
 	}
 	rowBytes := int64(h.Width) * 3
+	if m := rd.mapped(c.file, f); m != nil {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("histogram: %s: %w", path, err)
+		}
+		b := m.Bytes()
+		end := c.off + int64(c.rows-1)*h.Stride + rowBytes
+		if end > int64(len(b)) {
+			return fmt.Errorf("%w: %s: file ends before byte %d (was it truncated while being read?)", ErrTruncated, path, end)
+		}
+		err := m.Read(func() {
+			for i := range int64(c.rows) {
+				o := c.off + i*h.Stride
+				fn(b[o : o+rowBytes])
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("histogram: %w", err)
+		}
+		// Bytes of the last page that a truncation cut off read as
+		// zeros, not as a fault: the file must still hold the chunk.
+		if st, err := f.Stat(); err != nil || st.Size() < end {
+			return fmt.Errorf("%w: %s: file ends before byte %d (was it truncated while being read?)", ErrTruncated, path, end)
+		}
+		return nil
+	}
 	read := func(buf []byte, off int64) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("histogram: %s: %w", path, err)

@@ -1,0 +1,92 @@
+package filemap
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func open(t *testing.T, data []byte) (*os.File, string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, p
+}
+
+// TestMap: the map holds the file's bytes, an empty file maps empty, and
+// Close twice is harmless.
+func TestMap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("maps on Linux only")
+	}
+	data := make([]byte, 3<<16+123)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for _, d := range [][]byte{data, nil} {
+		f, _ := open(t, d)
+		m, err := Open(f, int64(len(d)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		if err := m.Read(func() { got = bytes.Clone(m.Bytes()) }); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, d) {
+			t.Fatalf("%d bytes mapped differ from the file's %d", len(got), len(d))
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+	}
+}
+
+// TestReadTruncated: reading a map of a file truncated meanwhile faults;
+// Read returns the fault as an error naming the file.
+func TestReadTruncated(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("maps on Linux only")
+	}
+	f, p := open(t, make([]byte, 1<<16))
+	m, err := Open(f, 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	err = m.Read(func() {
+		for _, c := range m.Bytes() {
+			sum += int(c)
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), p) {
+		t.Fatalf("reading a truncated map: %v; want a fault error naming %s", err, p)
+	}
+}
+
+// TestReadPanics: a panic that is not a fault is not taken for one.
+func TestReadPanics(t *testing.T) {
+	defer func() {
+		if v := recover(); v != "boom" {
+			t.Fatalf("recovered %v; want the panic to go on", v)
+		}
+	}()
+	(&Map{name: "x"}).Read(func() { panic("boom") })
+}
