@@ -129,18 +129,24 @@ func (b *batch) words(text []byte) {
 			// (Shift counts masked to 63, which they are below, spare the
 			// compiler's checks for larger ones.)
 			if l <= 16 && high>>(s&63)&(1<<(l&63)-1) == 0 {
-				// An ASCII word of up to 16 bytes: lower-cased in two
-				// registers (bytes past it masked off) and copied to the
-				// arena, without a branch on its length or case.
+				// An ASCII word of up to 16 bytes: lower-cased in one or
+				// two registers (bytes past it masked off) and copied to
+				// the arena, without a branch on its case.
 				t := text[p+s : p+s+16]
 				x0 := binary.LittleEndian.Uint64(t)
-				x1 := binary.LittleEndian.Uint64(t[8:])
-				x0 = (x0 + upperBytes(x0)>>2) & (^uint64(0) >> ((64 - 8*min(l, 8)) & 63))
-				x1 = (x1 + upperBytes(x1)>>2) & (^uint64(0) >> ((128 - 8*l) & 63)) & uint64(int64(8-l)>>63) // 0 for l <= 8
 				a := len(arena)
-				arena = arena[:a+16] // flushed at half its capacity
-				binary.LittleEndian.PutUint64(arena[a:], x0)
-				binary.LittleEndian.PutUint64(arena[a+8:], x1)
+				if l <= 8 { // flushed at half its capacity: room for 16 bytes
+					x0 = (x0 + upperBytes(x0)>>2) & (^uint64(0) >> ((64 - 8*l) & 63))
+					arena = arena[:a+8]
+					binary.LittleEndian.PutUint64(arena[a:], x0)
+				} else {
+					x1 := binary.LittleEndian.Uint64(t[8:])
+					x0 += upperBytes(x0) >> 2
+					x1 = (x1 + upperBytes(x1)>>2) & (^uint64(0) >> ((128 - 8*l) & 63))
+					arena = arena[:a+16]
+					binary.LittleEndian.PutUint64(arena[a:], x0)
+					binary.LittleEndian.PutUint64(arena[a+8:], x1)
+				}
 				ws = append(ws, arena[a:a+l])
 			} else {
 				b.ws, b.arena = ws, arena
