@@ -16,7 +16,11 @@
 //     job cleanly.
 //   - Latency adds a one-way latency to every operation, to test that code
 //     overlaps communication (a batch of GetAsync calls costs one latency,
-//     not one per call).
+//     not one per call). NewNodeLatency makes one that delays only what
+//     crosses a node boundary (ranks per node as pgas.Config.RanksPerNode
+//     lays them out), by a latency plus the bytes at a bandwidth
+//     (NodeLink): a one-host job then pays what a cluster's network would
+//     charge, and nothing inside a node.
 //
 // A wrapper keeps what its inner endpoint offers beyond transport.Endpoint:
 // its endpoints implement transport.Extended, and pass on the inner

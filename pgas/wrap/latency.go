@@ -2,6 +2,8 @@ package wrap
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -29,10 +31,14 @@ import (
 // Every wait stops early with ctx.Err() when ctx is cancelled. Errors of the
 // inner transport are returned at once, without the latency.
 //
+// A Latency made by NewNodeLatency delays only what crosses a node
+// boundary, by the link's latency plus the bytes moved at its bandwidth
+// (see NodeLink).
+//
 // A Latency is safe for concurrent use.
 type Latency struct {
 	inner transport.Transport
-	d     time.Duration
+	link  NodeLink // RanksPerNode 0: every operation is remote
 }
 
 var _ transport.Transport = (*Latency)(nil)
@@ -42,11 +48,46 @@ var _ transport.Transport = (*Latency)(nil)
 // panics if inner is nil.
 func NewLatency(inner transport.Transport, d time.Duration) *Latency {
 	mustInner("NewLatency", inner)
-	return &Latency{inner: inner, d: max(d, 0)}
+	return &Latency{inner: inner, link: NodeLink{Latency: max(d, 0)}}
 }
 
-// Name returns the inner transport's name followed by "+latency".
-func (l *Latency) Name() string { return l.inner.Name() + "+latency" }
+// A NodeLink is the network between the nodes of a cluster that a
+// one-host job emulates (NewNodeLatency): ranks r and s share a node if
+// r/RanksPerNode == s/RanksPerNode (pgas.Config.RanksPerNode's layout),
+// and an operation between ranks of different nodes takes Latency plus
+// its bytes at BytesPerSec (0: no cap). Operations within a node cost what
+// the inner transport costs.
+type NodeLink struct {
+	RanksPerNode int
+	Latency      time.Duration
+	BytesPerSec  float64
+}
+
+// NewNodeLatency returns a transport that delays the operations of
+// inner's endpoints that cross a node boundary as link says, and no
+// other: a Get or an atomic from another node returns Latency plus its
+// bytes' transfer time later, a Put to another node completes (Fence)
+// that much after it was issued, and Wait, Barrier and the native
+// collectives take Latency longer (a collective also the bytes it brings
+// from other nodes) when the job spans more than one node. It panics if
+// inner is nil or link.RanksPerNode is below 1.
+func NewNodeLatency(inner transport.Transport, link NodeLink) *Latency {
+	mustInner("NewNodeLatency", inner)
+	if link.RanksPerNode < 1 {
+		panic(fmt.Sprintf("wrap: NewNodeLatency with %d ranks per node", link.RanksPerNode))
+	}
+	link.Latency, link.BytesPerSec = max(link.Latency, 0), max(link.BytesPerSec, 0)
+	return &Latency{inner: inner, link: link}
+}
+
+// Name returns the inner transport's name followed by "+latency", or
+// "+nodelatency" for a NewNodeLatency.
+func (l *Latency) Name() string {
+	if l.link.RanksPerNode > 0 {
+		return l.inner.Name() + "+nodelatency"
+	}
+	return l.inner.Name() + "+latency"
+}
 
 // Open opens job on the inner transport and wraps every endpoint it returns.
 func (l *Latency) Open(ctx context.Context, job transport.Job) ([]transport.Endpoint, error) {
@@ -56,7 +97,8 @@ func (l *Latency) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 	}
 	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
-		le := &latencyEndpoint{base: base{inner: transport.Extend(ep)}, d: l.d}
+		le := &latencyEndpoint{base: base{inner: transport.Extend(ep)}, link: l.link}
+		le.multi = l.link.RanksPerNode == 0 || job.Ranks > l.link.RanksPerNode
 		if nat := le.inner.Collectives(); nat != nil {
 			le.nat = &latencyColl{e: le, inner: nat}
 		}
@@ -65,26 +107,42 @@ func (l *Latency) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 	return out, nil
 }
 
-// sleepUntil waits until t, or returns ctx.Err() if ctx is done first.
+// sleepUntil waits until t, or returns ctx.Err() if ctx is done first. It
+// sleeps on a timer until spinBelow before t and yields the processor in a
+// loop from there: a Go timer can fire a quarter of a millisecond or more
+// late, which would turn a 5 µs link into a 300 µs one.
 func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		d := time.Until(t)
+		if d <= 0 {
+			return nil
+		}
+		if d > spinBelow {
+			timer := time.NewTimer(d - spinBelow)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return ctx.Err()
+			}
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		runtime.Gosched()
 	}
 }
+
+// spinBelow is how long before its end sleepUntil stops sleeping on a
+// timer and yields in a loop instead.
+const spinBelow = 2 * time.Millisecond
 
 // latencyEndpoint delays the calls of one rank.
 type latencyEndpoint struct {
 	base
-	d time.Duration
+	link  NodeLink
+	multi bool // the job spans more than one node: synchronisation is remote
 
 	mu      sync.Mutex
 	putDone time.Time // latest completion time of the puts issued
@@ -113,36 +171,75 @@ func (e *latencyEndpoint) fence(ctx context.Context) error {
 	return sleepUntil(ctx, t)
 }
 
-// after waits one latency after a successful inner call.
-func (e *latencyEndpoint) after(ctx context.Context, err error) error {
-	if err != nil || e.d == 0 {
+// remote reports whether rank is on another node than this endpoint's
+// (every rank is, without nodes).
+func (e *latencyEndpoint) remote(rank int) bool {
+	per := e.link.RanksPerNode
+	return per == 0 || rank/per != e.Rank()/per
+}
+
+// cost is the delay of moving n bytes from or to rank.
+func (e *latencyEndpoint) cost(rank, n int) time.Duration {
+	if !e.remote(rank) {
+		return 0
+	}
+	return e.transfer(n)
+}
+
+// transfer is the link's latency plus n bytes at its bandwidth.
+func (e *latencyEndpoint) transfer(n int) time.Duration {
+	d := e.link.Latency
+	if e.link.BytesPerSec > 0 {
+		d += time.Duration(float64(n) / e.link.BytesPerSec * float64(time.Second))
+	}
+	return d
+}
+
+// syncCost is the delay of a synchronisation: the latency if the job
+// spans nodes.
+func (e *latencyEndpoint) syncCost() time.Duration {
+	if !e.multi {
+		return 0
+	}
+	return e.link.Latency
+}
+
+// after waits d after a successful inner call.
+func (e *latencyEndpoint) after(ctx context.Context, err error, d time.Duration) error {
+	if err != nil || d <= 0 {
 		return err
 	}
-	return sleepUntil(ctx, time.Now().Add(e.d))
+	return sleepUntil(ctx, time.Now().Add(d))
 }
 
 func (e *latencyEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
-	done := time.Now().Add(e.d)
+	d := e.cost(rank, len(src))
+	done := time.Now().Add(d)
 	if err := e.inner.Put(ctx, rank, off, src); err != nil {
 		return err
 	}
-	e.notePut(done)
+	if d > 0 {
+		e.notePut(done)
+	}
 	return nil
 }
 
 func (e *latencyEndpoint) Get(ctx context.Context, rank int, off int64, dst []byte) error {
-	return e.after(ctx, e.inner.Get(ctx, rank, off, dst))
+	return e.after(ctx, e.inner.Get(ctx, rank, off, dst), e.cost(rank, len(dst)))
 }
 
 func (e *latencyEndpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
-	done := time.Now().Add(e.d)
+	d := e.cost(rank, len(src))
+	done := time.Now().Add(d)
 	h := e.inner.PutAsync(ctx, rank, off, src)
-	e.notePut(done)
+	if d > 0 {
+		e.notePut(done)
+	}
 	return &latencyHandle{inner: h, done: done}
 }
 
 func (e *latencyEndpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
-	done := time.Now().Add(e.d)
+	done := time.Now().Add(e.cost(rank, len(dst)))
 	return &latencyHandle{inner: e.inner.GetAsync(ctx, rank, off, dst), done: done}
 }
 
@@ -155,17 +252,17 @@ func (e *latencyEndpoint) Fence(ctx context.Context) error {
 
 func (e *latencyEndpoint) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
 	v, err := e.inner.FetchAdd(ctx, rank, off, delta)
-	return v, e.after(ctx, err)
+	return v, e.after(ctx, err, e.cost(rank, 8))
 }
 
 func (e *latencyEndpoint) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
 	v, err := e.inner.CompareAndSwap(ctx, rank, off, old, new)
-	return v, e.after(ctx, err)
+	return v, e.after(ctx, err, e.cost(rank, 8))
 }
 
 func (e *latencyEndpoint) Load(ctx context.Context, rank int, off int64) (int64, error) {
 	v, err := e.inner.Load(ctx, rank, off)
-	return v, e.after(ctx, err)
+	return v, e.after(ctx, err, e.cost(rank, 8))
 }
 
 // Notify fences and notifies; it does not wait for other ranks.
@@ -177,14 +274,14 @@ func (e *latencyEndpoint) Notify(ctx context.Context) error {
 }
 
 func (e *latencyEndpoint) Wait(ctx context.Context) error {
-	return e.after(ctx, e.inner.Wait(ctx))
+	return e.after(ctx, e.inner.Wait(ctx), e.syncCost())
 }
 
 func (e *latencyEndpoint) Barrier(ctx context.Context) error {
 	if err := e.fence(ctx); err != nil {
 		return err
 	}
-	return e.after(ctx, e.inner.Barrier(ctx))
+	return e.after(ctx, e.inner.Barrier(ctx), e.syncCost())
 }
 
 // latencyHandle completes when the inner handle does and not before done.
@@ -206,14 +303,36 @@ type latencyColl struct {
 	inner transport.Collectives
 }
 
+// cost is a collective's delay: the latency if the job spans nodes, plus
+// the bytes this rank receives from other nodes at the link's bandwidth
+// (counts[j] from rank j).
+func (c *latencyColl) cost(counts func(j int) int) time.Duration {
+	e := c.e
+	if !e.multi {
+		return 0
+	}
+	n := 0
+	for j := range e.Size() {
+		if j != e.Rank() && e.remote(j) {
+			n += counts(j)
+		}
+	}
+	return e.transfer(n)
+}
+
 func (c *latencyColl) Broadcast(ctx context.Context, root int, buf []byte) error {
-	return c.e.after(ctx, c.inner.Broadcast(ctx, root, buf))
+	return c.e.after(ctx, c.inner.Broadcast(ctx, root, buf), c.cost(func(j int) int {
+		if j == root {
+			return len(buf)
+		}
+		return 0
+	}))
 }
 
 func (c *latencyColl) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
-	return c.e.after(ctx, c.inner.Allgatherv(ctx, send, recv, counts, displs))
+	return c.e.after(ctx, c.inner.Allgatherv(ctx, send, recv, counts, displs), c.cost(func(j int) int { return counts[j] }))
 }
 
 func (c *latencyColl) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
-	return c.e.after(ctx, c.inner.Alltoallv(ctx, send, scounts, sdispls, recv, rcounts, rdispls))
+	return c.e.after(ctx, c.inner.Alltoallv(ctx, send, scounts, sdispls, recv, rcounts, rdispls), c.cost(func(j int) int { return rcounts[j] }))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/inproc"
 	"github.com/pgasmr/pgasmr/pgas/transport"
+	"github.com/pgasmr/pgasmr/pgas/transport/transporttest"
 	"github.com/pgasmr/pgasmr/pgas/wrap"
 )
 
@@ -316,5 +317,103 @@ func TestLatencyRun(t *testing.T) {
 	}
 	if batch < d || batch >= 4*d+10*time.Millisecond {
 		t.Errorf("GetRange of 8 remote blocks took %v, want about %v", batch, d)
+	}
+}
+
+// TestNodeLatency: with 2 ranks a node, only what crosses a node pays the
+// link: its latency, plus the bytes at its bandwidth; synchronisation pays
+// the latency when the job spans nodes, and nothing on one node.
+func TestNodeLatency(t *testing.T) {
+	ctx := t.Context()
+	link := wrap.NodeLink{RanksPerNode: 2, Latency: lat, BytesPerSec: 1e6}
+	tr := wrap.NewNodeLatency(inproc.New(), link)
+	if got := tr.Name(); got != "inproc+nodelatency" {
+		t.Errorf("Name = %q", got)
+	}
+	eps := open(t, tr, 4)
+	for r, ep := range eps {
+		for i := range 8 {
+			ep.Segment()[i] = byte(10*r + i)
+		}
+	}
+	timed := func(what string, lo, hi time.Duration, f func() error) {
+		t.Helper()
+		start := time.Now()
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if el := time.Since(start); el < lo || el >= hi {
+			t.Errorf("%s took %v, want in [%v, %v)", what, el, lo, hi)
+		}
+	}
+	dst := make([]byte, 8)
+	timed("Get within a node", 0, lat/2, func() error { return eps[0].Get(ctx, 1, 0, dst) })
+	if dst[0] != 10 {
+		t.Errorf("Get from rank 1 read %v", dst)
+	}
+	timed("Get across nodes", lat, 3*lat, func() error { return eps[0].Get(ctx, 2, 0, dst) })
+	if dst[0] != 20 {
+		t.Errorf("Get from rank 2 read %v", dst)
+	}
+	big := make([]byte, 50_000) // 50 ms at 1 MB/s
+	timed("50 kB Get across nodes", lat+50*time.Millisecond, 3*lat+100*time.Millisecond, func() error { return eps[3].Get(ctx, 0, 0, big) })
+	timed("FetchAdd within a node", 0, lat/2, func() error { _, err := eps[2].FetchAdd(ctx, 3, 8, 1); return err })
+	timed("FetchAdd across nodes", lat, 3*lat, func() error { _, err := eps[2].FetchAdd(ctx, 1, 8, 1); return err })
+	timed("Put and Fence within a node", 0, lat/2, func() error {
+		if err := eps[1].Put(ctx, 0, 16, []byte{1}); err != nil {
+			return err
+		}
+		return eps[1].Fence(ctx)
+	})
+	timed("Put and Fence across nodes", lat, 3*lat, func() error {
+		if err := eps[1].Put(ctx, 3, 16, []byte{1}); err != nil {
+			return err
+		}
+		return eps[1].Fence(ctx)
+	})
+	timed("Barrier over 2 nodes", lat, 3*lat, func() error { all(t, eps, barrier(ctx)); return nil })
+
+	// One node: nothing is remote.
+	one := open(t, wrap.NewNodeLatency(inproc.New(), wrap.NodeLink{RanksPerNode: 4, Latency: lat, BytesPerSec: 1e6}), 4)
+	timed("Get on one node", 0, lat/2, func() error { return one[0].Get(ctx, 3, 0, big) })
+	timed("Barrier on one node", 0, lat/2, func() error { all(t, one, barrier(ctx)); return nil })
+
+	defer func() {
+		if recover() == nil {
+			t.Errorf("NewNodeLatency with 0 ranks per node did not panic")
+		}
+	}()
+	wrap.NewNodeLatency(inproc.New(), wrap.NodeLink{Latency: lat})
+}
+
+// TestNodeLatencyCollectives: a native collective over nodes takes the
+// latency plus the bytes a rank receives from other nodes.
+func TestNodeLatencyCollectives(t *testing.T) {
+	ctx := t.Context()
+	eps := open(t, wrap.NewNodeLatency(transporttest.NewNative(inproc.New()), wrap.NodeLink{RanksPerNode: 2, Latency: lat, BytesPerSec: 1e6}), 4)
+	nat := make([]transport.Collectives, len(eps))
+	for i, x := range extended(t, eps) {
+		if nat[i] = x.Collectives(); nat[i] == nil {
+			t.Fatalf("rank %d: the native collectives were not passed on", i)
+		}
+	}
+	const per = 25_000 // each rank's part: 2 parts from the other node, 50 ms
+	start := time.Now()
+	all(t, eps, func(ep transport.Endpoint) error {
+		send := bytes.Repeat([]byte{byte(ep.Rank())}, per)
+		recv := make([]byte, 4*per)
+		counts, displs := []int{per, per, per, per}, []int{0, per, 2 * per, 3 * per}
+		if err := nat[ep.Rank()].Allgatherv(ctx, send, recv, counts, displs); err != nil {
+			return err
+		}
+		for j := range 4 {
+			if recv[j*per] != byte(j) {
+				return errors.New("Allgatherv moved the wrong bytes")
+			}
+		}
+		return nil
+	})
+	if el := time.Since(start); el < lat+50*time.Millisecond {
+		t.Errorf("Allgatherv over 2 nodes took %v, want at least %v", el, lat+50*time.Millisecond)
 	}
 }
