@@ -55,8 +55,11 @@ func NewLatency(inner transport.Transport, d time.Duration) *Latency {
 // one-host job emulates (NewNodeLatency): ranks r and s share a node if
 // r/RanksPerNode == s/RanksPerNode (pgas.Config.RanksPerNode's layout),
 // and an operation between ranks of different nodes takes Latency plus
-// its bytes at BytesPerSec (0: no cap). Operations within a node cost what
-// the inner transport costs.
+// its bytes at BytesPerSec (0: no cap). A node's ranks share its link:
+// the transfers its ranks in this process start go through it one after
+// the other, so concurrent transfers share the bandwidth instead of each
+// having all of it. Operations within a node cost what the inner
+// transport costs.
 type NodeLink struct {
 	RanksPerNode int
 	Latency      time.Duration
@@ -96,8 +99,17 @@ func (l *Latency) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 		return nil, err
 	}
 	out := make([]transport.Endpoint, len(eps))
+	nics := map[int]*nic{}
 	for i, ep := range eps {
 		le := &latencyEndpoint{base: base{inner: transport.Extend(ep)}, link: l.link}
+		node := ep.Rank()
+		if l.link.RanksPerNode > 0 {
+			node /= l.link.RanksPerNode
+		}
+		if nics[node] == nil {
+			nics[node] = &nic{}
+		}
+		le.nic = nics[node]
 		le.multi = l.link.RanksPerNode == 0 || job.Ranks > l.link.RanksPerNode
 		if nat := le.inner.Collectives(); nat != nil {
 			le.nat = &latencyColl{e: le, inner: nat}
@@ -138,10 +150,19 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 // timer and yields in a loop instead.
 const spinBelow = 2 * time.Millisecond
 
+// nic is a node's link to the others: the time until which it is busy
+// with the transfers started so far, shared by the node's endpoints in
+// this process.
+type nic struct {
+	mu   sync.Mutex
+	free time.Time
+}
+
 // latencyEndpoint delays the calls of one rank.
 type latencyEndpoint struct {
 	base
 	link  NodeLink
+	nic   *nic
 	multi bool // the job spans more than one node: synchronisation is remote
 
 	mu      sync.Mutex
@@ -178,68 +199,79 @@ func (e *latencyEndpoint) remote(rank int) bool {
 	return per == 0 || rank/per != e.Rank()/per
 }
 
-// cost is the delay of moving n bytes from or to rank.
-func (e *latencyEndpoint) cost(rank, n int) time.Duration {
+// doneAt returns when moving n bytes from or to rank, starting now,
+// completes: now within a node.
+func (e *latencyEndpoint) doneAt(rank, n int) time.Time {
 	if !e.remote(rank) {
-		return 0
+		return time.Time{}
 	}
 	return e.transfer(n)
 }
 
-// transfer is the link's latency plus n bytes at its bandwidth.
-func (e *latencyEndpoint) transfer(n int) time.Duration {
-	d := e.link.Latency
-	if e.link.BytesPerSec > 0 {
-		d += time.Duration(float64(n) / e.link.BytesPerSec * float64(time.Second))
+// transfer starts moving n bytes over the node's link and returns when
+// they arrive: after the transfers before them and their own time at the
+// link's bandwidth, plus its latency.
+func (e *latencyEndpoint) transfer(n int) time.Time {
+	now := time.Now()
+	if e.link.BytesPerSec <= 0 || n <= 0 {
+		return now.Add(e.link.Latency)
 	}
-	return d
+	busy := time.Duration(float64(n) / e.link.BytesPerSec * float64(time.Second))
+	e.nic.mu.Lock()
+	start := now
+	if e.nic.free.After(start) {
+		start = e.nic.free
+	}
+	e.nic.free = start.Add(busy)
+	end := e.nic.free
+	e.nic.mu.Unlock()
+	return end.Add(e.link.Latency)
 }
 
-// syncCost is the delay of a synchronisation: the latency if the job
-// spans nodes.
-func (e *latencyEndpoint) syncCost() time.Duration {
+// syncDone returns when a synchronisation started now completes: one
+// latency later if the job spans nodes.
+func (e *latencyEndpoint) syncDone() time.Time {
 	if !e.multi {
-		return 0
+		return time.Time{}
 	}
-	return e.link.Latency
+	return time.Now().Add(e.link.Latency)
 }
 
-// after waits d after a successful inner call.
-func (e *latencyEndpoint) after(ctx context.Context, err error, d time.Duration) error {
-	if err != nil || d <= 0 {
+// after waits until t after a successful inner call.
+func (e *latencyEndpoint) after(ctx context.Context, err error, t time.Time) error {
+	if err != nil || t.IsZero() {
 		return err
 	}
-	return sleepUntil(ctx, time.Now().Add(d))
+	return sleepUntil(ctx, t)
 }
 
 func (e *latencyEndpoint) Put(ctx context.Context, rank int, off int64, src []byte) error {
-	d := e.cost(rank, len(src))
-	done := time.Now().Add(d)
+	done := e.doneAt(rank, len(src))
 	if err := e.inner.Put(ctx, rank, off, src); err != nil {
 		return err
 	}
-	if d > 0 {
+	if !done.IsZero() {
 		e.notePut(done)
 	}
 	return nil
 }
 
 func (e *latencyEndpoint) Get(ctx context.Context, rank int, off int64, dst []byte) error {
-	return e.after(ctx, e.inner.Get(ctx, rank, off, dst), e.cost(rank, len(dst)))
+	done := e.doneAt(rank, len(dst))
+	return e.after(ctx, e.inner.Get(ctx, rank, off, dst), done)
 }
 
 func (e *latencyEndpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
-	d := e.cost(rank, len(src))
-	done := time.Now().Add(d)
+	done := e.doneAt(rank, len(src))
 	h := e.inner.PutAsync(ctx, rank, off, src)
-	if d > 0 {
+	if !done.IsZero() {
 		e.notePut(done)
 	}
 	return &latencyHandle{inner: h, done: done}
 }
 
 func (e *latencyEndpoint) GetAsync(ctx context.Context, rank int, off int64, dst []byte) transport.Handle {
-	done := time.Now().Add(e.cost(rank, len(dst)))
+	done := e.doneAt(rank, len(dst))
 	return &latencyHandle{inner: e.inner.GetAsync(ctx, rank, off, dst), done: done}
 }
 
@@ -251,18 +283,21 @@ func (e *latencyEndpoint) Fence(ctx context.Context) error {
 }
 
 func (e *latencyEndpoint) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (int64, error) {
+	done := e.doneAt(rank, 8)
 	v, err := e.inner.FetchAdd(ctx, rank, off, delta)
-	return v, e.after(ctx, err, e.cost(rank, 8))
+	return v, e.after(ctx, err, done)
 }
 
 func (e *latencyEndpoint) CompareAndSwap(ctx context.Context, rank int, off int64, old, new int64) (int64, error) {
+	done := e.doneAt(rank, 8)
 	v, err := e.inner.CompareAndSwap(ctx, rank, off, old, new)
-	return v, e.after(ctx, err, e.cost(rank, 8))
+	return v, e.after(ctx, err, done)
 }
 
 func (e *latencyEndpoint) Load(ctx context.Context, rank int, off int64) (int64, error) {
+	done := e.doneAt(rank, 8)
 	v, err := e.inner.Load(ctx, rank, off)
-	return v, e.after(ctx, err, e.cost(rank, 8))
+	return v, e.after(ctx, err, done)
 }
 
 // Notify fences and notifies; it does not wait for other ranks.
@@ -274,14 +309,14 @@ func (e *latencyEndpoint) Notify(ctx context.Context) error {
 }
 
 func (e *latencyEndpoint) Wait(ctx context.Context) error {
-	return e.after(ctx, e.inner.Wait(ctx), e.syncCost())
+	return e.after(ctx, e.inner.Wait(ctx), e.syncDone())
 }
 
 func (e *latencyEndpoint) Barrier(ctx context.Context) error {
 	if err := e.fence(ctx); err != nil {
 		return err
 	}
-	return e.after(ctx, e.inner.Barrier(ctx), e.syncCost())
+	return e.after(ctx, e.inner.Barrier(ctx), e.syncDone())
 }
 
 // latencyHandle completes when the inner handle does and not before done.
@@ -303,13 +338,13 @@ type latencyColl struct {
 	inner transport.Collectives
 }
 
-// cost is a collective's delay: the latency if the job spans nodes, plus
-// the bytes this rank receives from other nodes at the link's bandwidth
-// (counts[j] from rank j).
-func (c *latencyColl) cost(counts func(j int) int) time.Duration {
+// doneAt returns when a collective started now completes: if the job
+// spans nodes, after the bytes this rank receives from other nodes
+// (counts(j) from rank j) went over the node's link, plus its latency.
+func (c *latencyColl) doneAt(counts func(j int) int) time.Time {
 	e := c.e
 	if !e.multi {
-		return 0
+		return time.Time{}
 	}
 	n := 0
 	for j := range e.Size() {
@@ -321,18 +356,21 @@ func (c *latencyColl) cost(counts func(j int) int) time.Duration {
 }
 
 func (c *latencyColl) Broadcast(ctx context.Context, root int, buf []byte) error {
-	return c.e.after(ctx, c.inner.Broadcast(ctx, root, buf), c.cost(func(j int) int {
+	done := c.doneAt(func(j int) int {
 		if j == root {
 			return len(buf)
 		}
 		return 0
-	}))
+	})
+	return c.e.after(ctx, c.inner.Broadcast(ctx, root, buf), done)
 }
 
 func (c *latencyColl) Allgatherv(ctx context.Context, send, recv []byte, counts, displs []int) error {
-	return c.e.after(ctx, c.inner.Allgatherv(ctx, send, recv, counts, displs), c.cost(func(j int) int { return counts[j] }))
+	done := c.doneAt(func(j int) int { return counts[j] })
+	return c.e.after(ctx, c.inner.Allgatherv(ctx, send, recv, counts, displs), done)
 }
 
 func (c *latencyColl) Alltoallv(ctx context.Context, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int) error {
-	return c.e.after(ctx, c.inner.Alltoallv(ctx, send, scounts, sdispls, recv, rcounts, rdispls), c.cost(func(j int) int { return rcounts[j] }))
+	done := c.doneAt(func(j int) int { return rcounts[j] })
+	return c.e.after(ctx, c.inner.Alltoallv(ctx, send, scounts, sdispls, recv, rcounts, rdispls), done)
 }

@@ -372,6 +372,20 @@ func TestNodeLatency(t *testing.T) {
 		return eps[1].Fence(ctx)
 	})
 	timed("Barrier over 2 nodes", lat, 3*lat, func() error { all(t, eps, barrier(ctx)); return nil })
+	// The ranks of a node share its link: four 25 kB transfers at once,
+	// from two ranks of node 0, take 100 ms of it, not 25.
+	timed("4 concurrent 25 kB gets from one node", lat+100*time.Millisecond, 3*lat+150*time.Millisecond, func() error {
+		var hs []transport.Handle
+		for _, r := range []int{0, 1, 0, 1} {
+			hs = append(hs, eps[r].GetAsync(ctx, 2+r, 0, make([]byte, 25_000)))
+		}
+		for _, h := range hs {
+			if err := h.Wait(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 
 	// One node: nothing is remote.
 	one := open(t, wrap.NewNodeLatency(inproc.New(), wrap.NodeLink{RanksPerNode: 4, Latency: lat, BytesPerSec: 1e6}), 4)
