@@ -22,8 +22,10 @@ import (
 	"github.com/pgasmr/pgasmr/internal/memlimit"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/inproc"
 	"github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -34,12 +36,13 @@ type jobSpec struct {
 	transport    string // "inproc"
 	ranks        int
 	ranksPerNode int
-	segmentBytes int64  // 0: pgas.DefaultSegmentBytes
-	memoryBytes  int64  // pgas.Config.MemoryBytes: 0 no bound
-	memoryFrom   string // where memoryBytes comes from, for --stats
-	tmpDir       string // pgas.Config.TmpDir
-	turns        int    // pgas.Config.Turns
-	baseline     string // "", "seq" or "goroutines"
+	segmentBytes int64          // 0: pgas.DefaultSegmentBytes
+	memoryBytes  int64          // pgas.Config.MemoryBytes: 0 no bound
+	memoryFrom   string         // where memoryBytes comes from, for --stats
+	tmpDir       string         // pgas.Config.TmpDir
+	turns        int            // pgas.Config.Turns
+	link         *wrap.NodeLink // --link: the emulated network between inproc's logical nodes
+	baseline     string         // "", "seq" or "goroutines"
 	opts         jobOpts
 	// rankHook, if not nil, runs on every rank before its job (see
 	// stallHook).
@@ -108,6 +111,9 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	procRank := -1 // the rank this process is, under shm and mpi
 	switch spec.transport {
 	case "inproc":
+		if spec.link != nil {
+			cfg.Transport = wrap.NewNodeLatency(inproc.New(), *spec.link)
+		}
 	case "shm", "mpi":
 		var err error
 		if cfg, err = launch.FromEnv(cfg); err != nil {
@@ -195,10 +201,30 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	return res, nil
 }
 
+// parseLink parses --link's LATENCY[,BANDWIDTH]: a duration (5us) and a
+// byte count a second (5GB/s; the /s may be left out).
+func parseLink(v string) (wrap.NodeLink, error) {
+	lat, bw, hasBW := strings.Cut(v, ",")
+	d, err := time.ParseDuration(strings.TrimSpace(lat))
+	if err != nil || d < 0 {
+		return wrap.NodeLink{}, fmt.Errorf("want a latency such as 5us, then optionally a bandwidth such as 5GB/s")
+	}
+	link := wrap.NodeLink{Latency: d}
+	if hasBW {
+		b, err := parseSize(strings.TrimSuffix(strings.TrimSpace(bw), "/s"))
+		if err != nil || b <= 0 {
+			return wrap.NodeLink{}, fmt.Errorf("bandwidth %q: want bytes a second such as 5GB/s", bw)
+		}
+		link.BytesPerSec = float64(b)
+	}
+	return link, nil
+}
+
 // runFlags are the flags of the run command.
 type runFlags struct {
 	np, ranksPerNode, root, top    int
 	segmentBytes, memory, tmp      string
+	link                           string
 	transport, dist, mapMode, mode string
 	gather, baseline, words        string
 	inputFormat, png, output       string
@@ -217,6 +243,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.np, "np", runtime.NumCPU(), "number of ranks (mpirun's -np N works too)")
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
+	fs.StringVar(&f.link, "link", "", "inproc: emulate a network between the logical nodes of --ranks-per-node: LATENCY[,BANDWIDTH], e.g. 5us,5GB/s; an operation between ranks of different nodes takes the latency plus its bytes at the bandwidth (shared by a node's ranks), one within a node nothing more")
 	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; pages nobody uses cost no memory")
 	fs.StringVar(&f.memory, "memory", "auto", "memory the job's pairs may hold on a node, shared by its ranks; past it they spill to files in --tmp (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound). The segments (--segment-bytes) are apart from it")
 	fs.StringVar(&f.tmp, "tmp", "", "directory for the files pairs spill to under --memory (default: $TMPDIR or /tmp)")
@@ -272,6 +299,17 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	if f.ranksPerNode < 0 {
 		return s, usagef("--ranks-per-node %d: must not be negative", f.ranksPerNode)
 	}
+	if f.link != "" {
+		link, err := parseLink(f.link)
+		if err != nil {
+			return s, usagef("--link %s: %v", f.link, err)
+		}
+		if f.transport != "inproc" || f.ranksPerNode < 1 {
+			return s, usagef("--link applies to --transport inproc with --ranks-per-node N (N >= 1), whose logical nodes it links")
+		}
+		link.RanksPerNode = f.ranksPerNode
+		s.link = &link
+	}
 	if f.turns < -1 {
 		return s, usagef("--turns %d: want -1 (none), 0 (GOMAXPROCS) or a number of ranks", f.turns)
 	}
@@ -322,7 +360,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		for _, of := range optionFlags {
 			names = append(names, of.flag)
 		}
-		for _, name := range append(names, "transport", "ranks-per-node") {
+		for _, name := range append(names, "transport", "ranks-per-node", "link") {
 			if fs.Changed(name) {
 				return s, usagef("--%s has no effect with --baseline %s", name, f.baseline)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/pgasmr/pgasmr/apps/spamcount"
 	"github.com/pgasmr/pgasmr/apps/wordcount"
 	"github.com/pgasmr/pgasmr/mr"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
 )
 
 // inputs are small generated inputs of each app, made once and removed by
@@ -993,5 +994,44 @@ func TestSpillDiskFull(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
 		t.Errorf("the full disk holds %s after the job", ents[0].Name())
+	}
+}
+
+// TestLink: --link emulates a network between --ranks-per-node's logical
+// nodes on inproc, with the same output, and is refused where it has no
+// nodes to link or cannot be parsed.
+func TestLink(t *testing.T) {
+	for _, app := range []string{"histogram", "wordcount"} {
+		in := testInput(t, app)
+		want := mrrun(t, "-np", "4", "-q", app, in).want(t, 0).stdout
+		got := mrrun(t, "-np", "4", "--ranks-per-node", "2", "--link", "20us,1GB/s", "-q", app, in).want(t, 0).stdout
+		if got != want {
+			t.Errorf("%s: output with --link differs from without", app)
+		}
+	}
+	in := testInput(t, "wordcount")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-np", "4", "--link", "5us"}, "--ranks-per-node"},
+		{[]string{"-np", "4", "--ranks-per-node", "2", "--link", "soon"}, "latency"},
+		{[]string{"-np", "4", "--ranks-per-node", "2", "--link", "5us,fast"}, "bandwidth"},
+		{[]string{"-np", "4", "--ranks-per-node", "2", "--link", "-5us"}, "latency"},
+		{[]string{"--baseline", "seq", "--ranks-per-node", "2", "--link", "5us"}, "no effect"},
+	} {
+		r := mrrun(t, append(c.args, "wordcount", in)...).want(t, 2)
+		if !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: stderr %q does not say %q", c.args, r.stderr, c.want)
+		}
+	}
+	for v, want := range map[string]wrap.NodeLink{
+		"5us":         {Latency: 5 * time.Microsecond},
+		"5us,5GB/s":   {Latency: 5 * time.Microsecond, BytesPerSec: 5e9},
+		"1ms, 100MiB": {Latency: time.Millisecond, BytesPerSec: 100 << 20},
+	} {
+		if got, err := parseLink(v); err != nil || got != want {
+			t.Errorf("parseLink(%q) = %+v, %v; want %+v", v, got, err, want)
+		}
 	}
 }
