@@ -6,6 +6,7 @@
 //	mrrun list                       the apps, their inputs and flags
 //	mrrun bench [flags]              throughput and speed-up of apps × ranks × modes × baselines
 //	mrrun exec -np N -- PROG ARGS    run a pgas program as N processes on the shm transport
+//	mrrun model [flags]              predict SpMV's strategies from measured parameters, then measure them
 //	mrrun --version
 //
 // mrrun only wires flags to library calls: every job it runs is a call of
@@ -131,6 +132,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cmdBench(ctx, args[1:], stdout, stderr)
 		case "exec":
 			return cmdExec(ctx, args[1:], stdout, stderr)
+		case "model":
+			return cmdModel(ctx, args[1:], stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, usageText())
 			return nil

@@ -354,3 +354,8 @@ func (sv *Solver) Compare(want []float64) float64 {
 	}
 	return worst
 }
+
+// Cols returns the column indices of this rank's rows, row after row
+// (RNZ a row): what an inspector of the step's communication counts
+// (pgas/model.InspectAll). The caller must not change them.
+func (sv *Solver) Cols() []int64 { return sv.j.Local() }

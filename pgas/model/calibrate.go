@@ -202,8 +202,9 @@ func hostHash() uint64 {
 // barrier, reps times. Each host's ranks share bytes (the three arrays of
 // all of them); a rank's arrays have at least 16 Ki elements. It returns
 // W_priv (seeds/000 §5.1): per host, the bytes the host's ranks moved (24
-// per element, STREAM's count) over the slowest of them, divided by their
-// number, best of reps and averaged over hosts; and that number of workers
+// per element, STREAM's count) over the time from the first's start to the
+// last's end, divided by their number, best of reps and averaged over
+// hosts (ranks that share a processor get their share of it); and that number of workers
 // (on rank 0's host). Hosts are told apart by host name.
 func MeasureStream(ctx context.Context, r *pgas.Rank, bytes int64, reps int) (wpriv float64, workers int, err error) {
 	hosts, err := allgather(ctx, r, []uint64{hostHash()})
@@ -221,34 +222,47 @@ func MeasureStream(ctx context.Context, r *pgas.Rank, bytes int64, reps int) (wp
 	for i := range a {
 		a[i], b[i], c[i] = 1, 2, 0.5
 	}
-	el := make([]float64, max(reps, 1))
-	for k := range el {
+	// Each rep's start and end on the host's clock (wall time, which the
+	// processes of one host share): a host's span runs from its first
+	// rank's start to its last rank's end, so that ranks that wait for a
+	// processor (more ranks than processors) count their wait, as they
+	// do in the program the model predicts.
+	reps = max(reps, 1)
+	se := make([]float64, 1, 1+2*reps)
+	se[0] = float64(elems)
+	for range reps {
 		if err := r.Barrier(ctx); err != nil {
 			return 0, 0, err
 		}
-		t0 := time.Now()
+		t0 := time.Now().UnixNano()
 		triad(a, b, c, 3)
-		el[k] = time.Since(t0).Seconds()
+		se = append(se, float64(t0), float64(time.Now().UnixNano()))
 	}
 	runtime.KeepAlive(a)
-	all, err := allgather(ctx, r, append([]float64{float64(elems)}, el...))
+	all, err := allgather(ctx, r, se)
 	if err != nil {
 		return 0, 0, err
 	}
-	w := len(el) + 1
+	w := len(se)
 	perHost := map[uint64]float64{} // best aggregate bandwidth per worker
 	count := map[uint64]int{}
 	for _, h := range hosts {
 		count[h]++
 	}
-	for k := range el {
-		moved, slowest := map[uint64]float64{}, map[uint64]float64{}
+	for k := range reps {
+		moved := map[uint64]float64{}
+		first, last := map[uint64]float64{}, map[uint64]float64{}
 		for q, h := range hosts {
 			moved[h] += 24 * all[q*w]
-			slowest[h] = max(slowest[h], all[q*w+1+k])
+			start, end := all[q*w+1+2*k], all[q*w+2+2*k]
+			if f, ok := first[h]; !ok || start < f {
+				first[h] = start
+			}
+			last[h] = max(last[h], end)
 		}
 		for h := range moved {
-			bw := moved[h] / slowest[h] / float64(count[h])
+			span := max(last[h]-first[h], 1) / 1e9
+			bw := moved[h] / span / float64(count[h])
 			perHost[h] = max(perHost[h], bw)
 		}
 	}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pgasmr/pgasmr/internal/spmv"
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
+	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/model"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
+)
+
+const modelHelp = `Usage: mrrun model [flags]
+
+Predicts the time of one step y = Dx + Ax of a distributed sparse
+matrix-vector product (internal/spmv) under the three communication
+strategies of seeds/000, from the platform's parameters, then runs each
+strategy and prints the predicted and the measured time a step and the
+relative error:
+
+  v1  every remote entry of x read with its own get
+  v2  the whole blocks of x a rank needs copied to a private vector
+  v3  the needed entries only, packed one message per rank pair
+
+The parameters (private and remote bandwidth, latency, barrier and
+message costs: pgas/model.Calibrate) are measured on the job's own
+transport and shape and kept in --calibrations, one JSON file per
+transport, ranks, ranks per node and machine; --recalibrate measures
+again. With --ranks-per-node and --link the ranks run as an emulated
+cluster (wrap.NewNodeLatency), whose inter-node link the calibration
+measures like any other. The measured time is the median of --steps
+steps timed on rank 0 between barriers, after one untimed step.
+
+  mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s
+  mrrun model -np 2 --format json
+
+Flags:
+`
+
+// modelRow is one strategy's prediction and measurement.
+type modelRow struct {
+	Strategy   string  `json:"strategy"`
+	PredictedS float64 `json:"predicted_s"`
+	MeasuredS  float64 `json:"measured_s"`
+	// ErrorPct is (predicted - measured) / measured, in percent.
+	ErrorPct float64 `json:"error_pct"`
+	// SlowestRank is the rank the model finds slowest.
+	SlowestRank int `json:"slowest_rank"`
+}
+
+// modelReport is what mrrun model prints.
+type modelReport struct {
+	Transport    string             `json:"transport"`
+	Ranks        int                `json:"ranks"`
+	RanksPerNode int                `json:"ranks_per_node"`
+	N            int64              `json:"n"`
+	RNZ          int                `json:"rnz"`
+	Far          float64            `json:"far"`
+	Block        int64              `json:"block"`
+	Steps        int                `json:"steps"`
+	Calibration  string             `json:"calibration"` // the file, and whether it was measured now
+	Params       model.Params       `json:"params"`
+	Rows         []modelRow         `json:"strategies"`
+	Counts       []model.RankCounts `json:"counts_v3,omitempty"`
+}
+
+func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mrrun model")
+	np := fs.Int("np", 4, "number of ranks")
+	rpn := fs.Int("ranks-per-node", 0, "ranks per logical node (0: all on one node)")
+	linkFlag := fs.String("link", "", "emulate a network between the logical nodes: LATENCY[,BANDWIDTH], e.g. 5us,5GB/s (see mrrun --help)")
+	n := fs.Int64("n", 1<<16, "matrix rows")
+	rnz := fs.Int("rnz", 16, "off-diagonal entries a row")
+	far := fs.Float64("far", 0.05, "fraction of the off-diagonal entries in random columns (the rest near the diagonal)")
+	blk := fs.Int64("block", 4096, "rows a block of the block-cyclic vectors")
+	steps := fs.Int("steps", 9, "timed steps a strategy")
+	dir := fs.String("calibrations", defaultCalibrations(), "directory of the saved calibrations")
+	recal := fs.Bool("recalibrate", false, "measure the parameters again even if a calibration is saved")
+	format := fs.String("format", "text", "text or json")
+	seg := fs.String("segment-bytes", "", "each rank's shared segment (default: sized to the matrix)")
+	if err := parseFlags(fs, args, stdout, modelHelp); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("model takes no arguments (got %q)", fs.Arg(0))
+	}
+	switch {
+	case *np < 1:
+		return usagef("model: -np %d: need at least 1 rank", *np)
+	case *rpn < 0:
+		return usagef("model: --ranks-per-node %d: must not be negative", *rpn)
+	case *n < 1 || *rnz < 1 || *blk < 1 || *steps < 1:
+		return usagef("model: --n, --rnz, --block and --steps must be positive")
+	case !(*far >= 0 && *far <= 1):
+		return usagef("model: --far %v: want a fraction in [0, 1]", *far)
+	case *format != "text" && *format != "json":
+		return usagef("model: --format %q: want text or json", *format)
+	}
+	cfg := pgas.Config{Ranks: *np, RanksPerNode: *rpn}
+	if *linkFlag != "" {
+		link, err := parseLink(*linkFlag)
+		if err != nil {
+			return usagef("model: --link %s: %v", *linkFlag, err)
+		}
+		if *rpn < 1 {
+			return usagef("model: --link needs --ranks-per-node N, whose nodes it links")
+		}
+		link.RanksPerNode = *rpn
+		cfg.Transport = wrap.NewNodeLatency(inproc.New(), link)
+	}
+	// x, y, D, and A and J (RNZ a row) of a rank's share, in blocks, with
+	// room for the allocator and the collectives.
+	perRank := (*n/int64(*np) + *blk) * 8 * int64(3+2**rnz)
+	cfg.SegmentBytes = max(pgas.DefaultSegmentBytes, (perRank*5/4+(16<<20))&^7)
+	if *seg != "" {
+		b, err := parseSize(*seg)
+		if err != nil || b <= 0 || b%8 != 0 {
+			return usagef("model: --segment-bytes %s: want a positive multiple of 8 bytes", *seg)
+		}
+		cfg.SegmentBytes = b
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return fmt.Errorf("model: --calibrations %s: %w", *dir, err)
+	}
+	p := spmv.Params{N: *n, RNZ: *rnz, Far: *far, Seed: 1}
+	rep := modelReport{Ranks: *np, RanksPerNode: *rpn, N: *n, RNZ: *rnz, Far: *far, Block: *blk, Steps: *steps}
+	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+		cal, file, err := calibration(ctx, r, *dir, *recal)
+		if err != nil {
+			return err
+		}
+		var rows []modelRow
+		var counts []model.RankCounts
+		for i, s := range []spmv.Strategy{spmv.V1, spmv.V2, spmv.V3} {
+			sv, err := spmv.NewSolver(ctx, r, p, *blk, s)
+			if err != nil {
+				return err
+			}
+			c, err := model.InspectAll(ctx, r, sv.X().Layout(), sv.Cols())
+			if err != nil {
+				return err
+			}
+			pd := model.Predict(cal.Params, model.Problem{RNZ: *rnz, ValueBytes: 8, IndexBytes: 8, StepBarriers: 1, Ranks: c}, model.Strategies[i])
+			if err := sv.Step(ctx, s); err != nil { // untimed: first touches
+				return err
+			}
+			times := make([]float64, *steps)
+			for k := range times {
+				if err := r.Barrier(ctx); err != nil {
+					return err
+				}
+				t0 := time.Now()
+				if err := sv.Step(ctx, s); err != nil { // ends with a barrier
+					return err
+				}
+				times[k] = time.Since(t0).Seconds()
+			}
+			slices.Sort(times)
+			m := times[len(times)/2]
+			rows = append(rows, modelRow{Strategy: s.String(), PredictedS: pd.Total, MeasuredS: m, ErrorPct: 100 * (pd.Total - m) / m, SlowestRank: pd.Rank})
+			counts = c
+		}
+		if r.ID() == 0 {
+			rep.Transport, rep.Calibration, rep.Params, rep.Rows, rep.Counts = cal.Transport, file, cal.Params, rows, counts
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if *format == "json" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	perNode := rep.RanksPerNode
+	if perNode == 0 {
+		perNode = rep.Ranks
+	}
+	fmt.Fprintf(stdout, "SpMV step, n = %d, %d off-diagonals a row (%.0f%% far), blocks of %d rows; %s, %d ranks, %d per node\n",
+		rep.N, rep.RNZ, 100*rep.Far, rep.Block, rep.Transport, rep.Ranks, perNode)
+	fmt.Fprintf(stdout, "parameters (%s): %s\n", rep.Calibration, rep.Params)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\tpredicted\tmeasured (median)\terror\tslowest rank (model)\t")
+	for _, row := range rep.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%%\t%d\t\n", row.Strategy, round(row.PredictedS), round(row.MeasuredS), row.ErrorPct, row.SlowestRank)
+	}
+	return tw.Flush()
+}
+
+// defaultCalibrations is where mrrun model keeps calibrations: the user's
+// cache directory, or the temporary directory.
+func defaultCalibrations() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "pgasmr", "model")
+	}
+	return filepath.Join(os.TempDir(), "pgasmr-model")
+}
+
+// calibration is collective: it returns the calibration saved in dir for
+// this job's transport, shape and machine, or measures one (recal, or none
+// saved) and saves it from rank 0. file names the file and says which.
+func calibration(ctx context.Context, r *pgas.Rank, dir string, recal bool) (*model.Calibration, string, error) {
+	key := (&model.Calibration{Transport: r.TransportName(), Ranks: r.N(), RanksPerNode: r.Config().RanksPerNode, Machine: model.ThisMachine()}).Key()
+	path := filepath.Join(dir, key+".json")
+	// Every rank decides alike: rank 0 reads the file and tells the rest.
+	var saved *model.Calibration
+	found := []int64{0}
+	if r.ID() == 0 && !recal {
+		c, err := model.ReadFile(path)
+		switch {
+		case err == nil && c.Matches(r.TransportName(), r.N(), r.Config().RanksPerNode, model.ThisMachine()):
+			saved, found[0] = c, 1
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return nil, "", err // a file that is there but unreadable: say so
+		}
+	}
+	if err := coll.BroadcastInPlace(ctx, r.World(), coll.Private(found), 1); err != nil {
+		return nil, "", err
+	}
+	if found[0] == 1 {
+		// The parameters reach the other ranks through the file, which
+		// rank 0 has read and which is in place.
+		if r.ID() != 0 {
+			c, err := model.ReadFile(path)
+			if err != nil {
+				return nil, "", err
+			}
+			saved = c
+		}
+		return saved, path + " (saved)", nil
+	}
+	c, err := model.Calibrate(ctx, r, model.CalibrateOptions{})
+	if err != nil {
+		return nil, "", err
+	}
+	if r.ID() == 0 {
+		if err := model.WriteFile(path, c); err != nil {
+			return nil, "", err
+		}
+	}
+	return c, path + " (measured now)", nil
+}

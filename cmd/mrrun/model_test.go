@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestModel: mrrun model calibrates (once: the second run finds the saved
+// calibration), predicts and measures the three strategies, in JSON and
+// as a table; bad flags are usage errors.
+func TestModel(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"model", "-np", "2", "--n", "8192", "--block", "512", "--steps", "3", "--calibrations", dir}
+	for i, want := range []string{"measured now", "saved"} {
+		r := mrrun(t, append(args, "--format", "json")...).want(t, 0)
+		var rep modelReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("run %d: not JSON: %v\n%s", i, err, r.stdout)
+		}
+		if !strings.Contains(rep.Calibration, want) {
+			t.Errorf("run %d: calibration %q, want it %s", i, rep.Calibration, want)
+		}
+		if len(rep.Rows) != 3 {
+			t.Fatalf("run %d: %d strategies, want v1, v2, v3", i, len(rep.Rows))
+		}
+		for k, row := range rep.Rows {
+			if row.Strategy != []string{"v1", "v2", "v3"}[k] || !(row.PredictedS > 0) || !(row.MeasuredS > 0) {
+				t.Errorf("run %d: row %+v", i, row)
+			}
+		}
+	}
+	r := mrrun(t, args...).want(t, 0)
+	for _, s := range []string{"predicted", "measured", "v1", "v2", "v3", "W_priv"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("table lacks %q:\n%s", s, r.stdout)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"model", "-np", "0"}, "-np"},
+		{[]string{"model", "--far", "2"}, "--far"},
+		{[]string{"model", "--link", "5us"}, "--ranks-per-node"},
+		{[]string{"model", "--format", "xml"}, "--format"},
+		{[]string{"model", "extra"}, "no arguments"},
+	} {
+		if r := mrrun(t, c.args...).want(t, 2); !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: stderr %q does not name %s", c.args, r.stderr, c.want)
+		}
+	}
+}
