@@ -177,9 +177,10 @@ func usageText() string {
   mrrun list                     the apps, their input formats and flags
   mrrun bench [flags]            benchmark apps × ranks × modes × baselines
   mrrun exec -np N -- PROG ARGS  run any pgas program as N shm rank processes
+  mrrun model [flags]            predict SpMV's v1/v2/v3 steps, then measure them
   mrrun --version
 
-Run 'mrrun --help' for the run flags, 'mrrun gen --help' and 'mrrun bench --help' for theirs.
+Run 'mrrun --help' for the run flags, 'mrrun gen --help', 'mrrun bench --help' and 'mrrun model --help' for theirs.
 Exit status: 0 success, 1 failed job, 2 usage error, 130 interrupted.
 `
 }
