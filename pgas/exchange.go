@@ -55,7 +55,9 @@ type planRecv struct {
 	pos      []int32
 }
 
-// Stats about a plan, as the inspector counted them.
+// Stats about a plan, as the inspector counted them. The OtherNode
+// fields are the part of the field before them that crosses a node
+// boundary (Config.RanksPerNode): what a cluster's network carries.
 type GatherPlanStats struct {
 	Indices   int   // len(idx)
 	Local     int   // indices this rank owns
@@ -63,6 +65,11 @@ type GatherPlanStats struct {
 	RecvPeers int   // ranks this rank receives from
 	SendPeers int   // ranks this rank sends to
 	SendElems int64 // elements this rank sends per Execute
+
+	UniqueOtherNode    int
+	RecvPeersOtherNode int
+	SendPeersOtherNode int
+	SendElemsOtherNode int64
 }
 
 // NewGatherPlan is collective: every rank passes the same array a (its own
@@ -233,11 +240,20 @@ func NewGatherPlan[T any](ctx context.Context, a *Array[T], idx []int64) (*Gathe
 // Stats returns the plan's shape.
 func (p *GatherPlan[T]) Stats() GatherPlanStats {
 	s := GatherPlanStats{Indices: p.nidx, Local: len(p.localDst), RecvPeers: len(p.recvs), SendPeers: len(p.sends)}
+	other := func(peer int) bool { return p.r.NodeOf(peer) != p.r.Node() }
 	for _, rc := range p.recvs {
 		s.Unique += rc.n
+		if other(rc.peer) {
+			s.UniqueOtherNode += rc.n
+			s.RecvPeersOtherNode++
+		}
 	}
 	for _, sd := range p.sends {
 		s.SendElems += int64(len(sd.src))
+		if other(sd.peer) {
+			s.SendElemsOtherNode += int64(len(sd.src))
+			s.SendPeersOtherNode++
+		}
 	}
 	return s
 }

@@ -139,3 +139,88 @@ func TestGatherPlanTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGatherPlanByNode: a plan's stats and a rank's traffic split by node
+// class as the layout and RanksPerNode say.
+func TestGatherPlanByNode(t *testing.T) {
+	const ranks, per, n, k = 6, 2, 300, 80
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, RanksPerNode: per}, func(ctx context.Context, r *pgas.Rank) error {
+		a, err := pgas.AllAllocArray[int64](ctx, r, n, 8)
+		if err != nil {
+			return err
+		}
+		plan, err := pgas.NewGatherPlan(ctx, a, needs(r.ID(), n, k, 3))
+		if err != nil {
+			return err
+		}
+		lay := a.Layout()
+		other := func(q int) bool { return q/per != r.ID()/per }
+		var want pgas.GatherPlanStats
+		from := map[int]map[int64]bool{} // owner -> unique indices I need from it
+		for _, g := range needs(r.ID(), n, k, 3) {
+			if o := lay.Owner(g); o != r.ID() {
+				if from[o] == nil {
+					from[o] = map[int64]bool{}
+				}
+				from[o][g] = true
+			}
+		}
+		for o, u := range from {
+			if other(o) {
+				want.UniqueOtherNode += len(u)
+				want.RecvPeersOtherNode++
+			}
+		}
+		for q := range ranks {
+			if q == r.ID() || !other(q) {
+				continue
+			}
+			u := map[int64]bool{}
+			for _, g := range needs(q, n, k, 3) {
+				if lay.Owner(g) == r.ID() {
+					u[g] = true
+				}
+			}
+			if len(u) > 0 {
+				want.SendElemsOtherNode += int64(len(u))
+				want.SendPeersOtherNode++
+			}
+		}
+		got := plan.Stats()
+		if got.UniqueOtherNode != want.UniqueOtherNode || got.RecvPeersOtherNode != want.RecvPeersOtherNode ||
+			got.SendElemsOtherNode != want.SendElemsOtherNode || got.SendPeersOtherNode != want.SendPeersOtherNode {
+			return fmt.Errorf("rank %d: plan stats %+v; want across nodes %+v", r.ID(), got, want)
+		}
+		if got.UniqueOtherNode > got.Unique || got.SendElemsOtherNode > got.SendElems {
+			return fmt.Errorf("rank %d: more across nodes than in all: %+v", r.ID(), got)
+		}
+		before := r.Stats()
+		if err := plan.Execute(ctx, a, make([]int64, k)); err != nil {
+			return err
+		}
+		after := r.Stats()
+		d := make(pgas.Traffic, ranks)
+		for q := range ranks {
+			d[q] = after.Peers[q].Sub(before.Peers[q])
+		}
+		same, far := d.ByNode(r.ID(), per)
+		if far.BytesSent != 8*want.SendElemsOtherNode || far.Messages != int64(want.SendPeersOtherNode) {
+			return fmt.Errorf("rank %d: traffic to other nodes %+v; want %d bytes in %d messages", r.ID(), far, 8*want.SendElemsOtherNode, want.SendPeersOtherNode)
+		}
+		if same.Add(far) != (pgas.PeerTraffic{Messages: d.Messages(), BytesSent: d.BytesSent(), BytesReceived: d.BytesReceived()}) {
+			return fmt.Errorf("rank %d: the classes %+v and %+v do not add up to the total", r.ID(), same, far)
+		}
+		s1, f1 := after.ByNode(per)
+		s0, f0 := before.ByNode(per)
+		if s1.Sub(s0) != same || f1.Sub(f0) != far {
+			return fmt.Errorf("rank %d: Stats.ByNode disagrees with Traffic.ByNode", r.ID())
+		}
+		if all, none := d.ByNode(r.ID(), 0); none != (pgas.PeerTraffic{}) || all != same.Add(far) {
+			return fmt.Errorf("rank %d: with one node, %+v is across nodes", r.ID(), none)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -72,6 +72,13 @@ func (s *Stats) countRemote(k OpKind, peer, sent, recv int) {
 // BytesSent is the sum of bytes put to other ranks.
 func (s Stats) BytesSent() int64 { return s.Peers.BytesSent() }
 
+// ByNode splits the rank's remote traffic into what it exchanged with
+// the other ranks of its node and with ranks of other nodes, nodes of
+// ranksPerNode ranks (Config.RanksPerNode; Traffic.ByNode).
+func (s Stats) ByNode(ranksPerNode int) (sameNode, otherNode PeerTraffic) {
+	return s.Peers.ByNode(s.Rank, ranksPerNode)
+}
+
 // BytesReceived is the sum of bytes got from other ranks.
 func (s Stats) BytesReceived() int64 { return s.Peers.BytesReceived() }
 

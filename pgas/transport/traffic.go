@@ -65,3 +65,18 @@ func (t Traffic) Add(o Traffic) Traffic {
 	}
 	return t
 }
+
+// ByNode splits the traffic of rank by node class: with the other ranks
+// of rank's node and with ranks of other nodes, where nodes hold
+// ranksPerNode consecutive ranks (0 or less: one node holds every rank).
+// The cost of the two differs on a cluster; a model prices them apart.
+func (t Traffic) ByNode(rank, ranksPerNode int) (sameNode, otherNode PeerTraffic) {
+	for peer, p := range t {
+		if ranksPerNode <= 0 || peer/ranksPerNode == rank/ranksPerNode {
+			sameNode = sameNode.Add(p)
+		} else {
+			otherNode = otherNode.Add(p)
+		}
+	}
+	return sameNode, otherNode
+}
