@@ -24,11 +24,18 @@ const (
 	SameNode Class = iota
 	// OtherNode is two ranks on different nodes ("remote inter-thread").
 	OtherNode
+	// Own is a rank and itself: MeasureRandomRead of the rank's own
+	// elements through the runtime (Params.TauOwn). No pair of ranks is of
+	// this class.
+	Own
 )
 
 func (c Class) String() string {
-	if c == OtherNode {
+	switch c {
+	case OtherNode:
 		return "other-node"
+	case Own:
+		return "own"
 	}
 	return "same-node"
 }
@@ -170,6 +177,9 @@ func Calibrate(ctx context.Context, r *pgas.Rank, o CalibrateOptions) (*Calibrat
 	if p.Tau, err = MeasureRandomRead(ctx, r, OtherNode, o.Reads, o.Reps, o.Seed); err != nil {
 		return nil, err
 	}
+	if p.TauOwn, err = MeasureRandomRead(ctx, r, Own, o.Reads, o.Reps, o.Seed); err != nil {
+		return nil, err
+	}
 	if p.Barrier, err = MeasureBarrier(ctx, r, o.Barriers, o.Reps); err != nil {
 		return nil, err
 	}
@@ -288,6 +298,9 @@ type SizePoint struct {
 // pair returns the lowest pair (0, b) of the class, or ok false. Rank 0
 // pairs with the first other rank on its node (SameNode) or off it.
 func pair(r *pgas.Rank, class Class) (b int, ok bool) {
+	if class == Own {
+		return 0, false
+	}
 	for q := 1; q < r.N(); q++ {
 		if (r.NodeOf(q) == r.NodeOf(0)) == (class == SameNode) {
 			return q, true
@@ -365,7 +378,8 @@ func FitLink(pts []SizePoint) (bandwidth, overhead float64) {
 // owned by them, one fine-grained get each, all ranks at once; the time to
 // traverse the index array alone is subtracted. It returns the mean over
 // those ranks of the best per-read time of reps runs (τ for OtherNode,
-// T_indv^local for SameNode), or 0 if no rank has a peer of the class.
+// T_indv^local for SameNode, TauOwn for Own, the rank's own elements), or
+// 0 if no rank has a peer of the class.
 func MeasureRandomRead(ctx context.Context, r *pgas.Rank, class Class, n, reps int, seed uint64) (float64, error) {
 	const blk = 1 << 12
 	x, err := pgas.AllAllocArray[float64](ctx, r, int64(r.N())*blk, blk)
@@ -374,7 +388,7 @@ func MeasureRandomRead(ctx context.Context, r *pgas.Rank, class Class, n, reps i
 	}
 	var peers []int
 	for q := range r.N() {
-		if q != r.ID() && (r.NodeOf(q) == r.Node()) == (class == SameNode) {
+		if class == Own && q == r.ID() || class != Own && q != r.ID() && (r.NodeOf(q) == r.Node()) == (class == SameNode) {
 			peers = append(peers, q)
 		}
 	}

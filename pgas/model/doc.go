@@ -85,7 +85,8 @@
 // line (eq. 9), a message on one node costs nothing to start, and barriers
 // are not priced. Through a Go transport each is a call. Params therefore
 // has WLocal, TauLocal, MsgLocal, MsgRemote and Barrier, and a Problem
-// StepBarriers. Each zero value gives the paper's formula, so PaperParams
+// StepBarriers. v1 also reads the rank's own elements of x through the
+// runtime (a UPC compiler makes those loads): TauOwn prices each. Each zero value gives the paper's formula, so PaperParams
 // reproduces the paper, and Calibrate fills them from measurements.
 //
 // # The pattern-rate model (seeds/001 ch. 6)

@@ -51,6 +51,11 @@ type Params struct {
 	// software transport it is a call, not a cache line, and is measured
 	// like Tau.
 	TauLocal float64 `json:"tau_local,omitempty"`
+	// TauOwn is one individual access through the runtime (an element
+	// Get) to an element the rank owns itself. A UPC compiler turns such
+	// an access into a load (the paper counts it as private work); a
+	// software runtime makes it a call. Zero: free, the paper's model.
+	TauOwn float64 `json:"tau_own,omitempty"`
 	// MsgLocal is the start-up of one bulk message between ranks of a node
 	// (the intercept of the ping-pong fit). The paper has none: zero.
 	MsgLocal float64 `json:"msg_local,omitempty"`
@@ -124,7 +129,7 @@ func (p Params) Validate() error {
 		name string
 		v    float64
 	}{
-		{"WRem", p.WRem}, {"Tau", p.Tau}, {"WLocal", p.WLocal}, {"TauLocal", p.TauLocal},
+		{"WRem", p.WRem}, {"Tau", p.Tau}, {"WLocal", p.WLocal}, {"TauLocal", p.TauLocal}, {"TauOwn", p.TauOwn},
 		{"MsgLocal", p.MsgLocal}, {"MsgRemote", p.MsgRemote}, {"Barrier", p.Barrier},
 	} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
@@ -164,7 +169,7 @@ func (p Params) String() string {
 		v    float64
 		bw   bool
 	}{
-		{"W_local", p.WLocal, true}, {"tau_local", p.TauLocal, false}, {"msg_local", p.MsgLocal, false},
+		{"W_local", p.WLocal, true}, {"tau_local", p.TauLocal, false}, {"tau_own", p.TauOwn, false}, {"msg_local", p.MsgLocal, false},
 		{"W_rem", p.WRem, true}, {"tau", p.Tau, false}, {"msg_remote", p.MsgRemote, false},
 		{"barrier", p.Barrier, false},
 	} {

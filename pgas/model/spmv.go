@@ -222,9 +222,12 @@ func PredictV1(p Params, pr Problem) Prediction {
 	sync := pr.sync(p, pr.StepBarriers)
 	tl := p.tauLocal()
 	for i, c := range pr.Ranks {
+		// The rank's other reads of x are of its own elements, through
+		// the runtime too (Params.TauOwn; free in the paper).
+		own := max(c.Rows*int64(pr.RNZ)-c.Indv.Local-c.Indv.Remote, 0)
 		t := Terms{
 			Comp: CompTime(p, pr, c),
-			Comm: times(c.Indv.Local, tl) + times(c.Indv.Remote, p.Tau), // eq. 10
+			Comm: times(c.Indv.Local, tl) + times(c.Indv.Remote, p.Tau) + times(own, p.TauOwn), // eq. 10
 			Sync: sync,
 		}
 		pd.PerRank[i] = t

@@ -30,6 +30,8 @@ func TestPredictByHand(t *testing.T) {
 	paper := model.Params{WPriv: 1e9, CacheLine: 64, WRem: 1e8, Tau: 1e-6}
 	ext := paper
 	ext.WLocal, ext.TauLocal, ext.MsgLocal, ext.MsgRemote, ext.Barrier = 2e9, 2e-7, 1e-7, 5e-7, 1e-6
+	extOwn := ext
+	extOwn.TauOwn = 1e-7
 	pr := handProblem()
 	prb := handProblem()
 	prb.StepBarriers = 1
@@ -53,6 +55,10 @@ func TestPredictByHand(t *testing.T) {
 		{"paper/v3", paper, pr, model.V3, 2.652e-6 + 12.8e-6, 1, 0},
 		// Extensions: TauLocal replaces CL/W (eq. 9), one step barrier.
 		{"ext/v1", ext, prb, model.V1, 23.6e-6, 2, 1},
+		// TauOwn prices the other reads, of the rank's own elements: rank
+		// 1's 200*2 of them now make it the slowest, 200*48/1e9 +
+		// 400*1e-7 + the barrier.
+		{"own/v1", extOwn, prb, model.V1, 9.6e-6 + 40e-6 + 1e-6, 1, 0},
 		// W_local = 2e9, MsgLocal per non-own local block, MsgRemote per block.
 		{"ext/v2", ext, prb, model.V2, 9.6e-6 + (0.24e-6 + 2*0.1e-6) + (2*0.5e-6 + 1.6e-6) + 1e-6, 1, 0},
 		// Exchange barrier + step barrier.
