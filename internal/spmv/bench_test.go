@@ -20,31 +20,7 @@ func BenchmarkSpMV(b *testing.B) {
 	for _, ranks := range []int{2, 4} {
 		for s := Naive; s <= V3; s++ {
 			b.Run(fmt.Sprintf("ranks=%d/n=%d/%v", ranks, p.N, s), func(b *testing.B) {
-				b.SetBytes(p.N * (int64(p.RNZ)*16 + 24))
-				err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, SegmentBytes: 64 << 20}, func(ctx context.Context, r *pgas.Rank) error {
-					sv, err := NewSolver(ctx, r, p, 4096, s)
-					if err != nil {
-						return err
-					}
-					if err := r.Barrier(ctx); err != nil {
-						return err
-					}
-					if r.ID() == 0 {
-						b.ResetTimer()
-					}
-					for range b.N {
-						if err := sv.Step(ctx, s); err != nil {
-							return err
-						}
-					}
-					if r.ID() == 0 {
-						b.StopTimer()
-					}
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
+				benchSteps(b, pgas.Config{Ranks: ranks, SegmentBytes: 64 << 20}, p, s)
 			})
 		}
 	}
@@ -77,32 +53,37 @@ func BenchmarkSpMVCluster(b *testing.B) {
 	link := wrap.NodeLink{RanksPerNode: 2, Latency: 5 * time.Microsecond, BytesPerSec: 5e9}
 	for s := V1; s <= V3; s++ {
 		b.Run(fmt.Sprintf("nodes=2x2/n=%d/%v", p.N, s), func(b *testing.B) {
-			b.SetBytes(p.N * (int64(p.RNZ)*16 + 24))
-			cfg := pgas.Config{Ranks: 4, RanksPerNode: 2, SegmentBytes: 64 << 20, Transport: wrap.NewNodeLatency(inproc.New(), link)}
-			err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
-				sv, err := NewSolver(ctx, r, p, 4096, s)
-				if err != nil {
-					return err
-				}
-				if err := r.Barrier(ctx); err != nil {
-					return err
-				}
-				if r.ID() == 0 {
-					b.ResetTimer()
-				}
-				for range b.N {
-					if err := sv.Step(ctx, s); err != nil {
-						return err
-					}
-				}
-				if r.ID() == 0 {
-					b.StopTimer()
-				}
-				return nil
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
+			benchSteps(b, pgas.Config{Ranks: 4, RanksPerNode: 2, SegmentBytes: 64 << 20, Transport: wrap.NewNodeLatency(inproc.New(), link)}, p, s)
 		})
+	}
+}
+
+// benchSteps times b.N steps of strategy s on a job of cfg, from rank 0,
+// after the solver is built.
+func benchSteps(b *testing.B, cfg pgas.Config, p Params, s Strategy) {
+	b.SetBytes(p.N * (int64(p.RNZ)*16 + 24))
+	err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
+		sv, err := NewSolver(ctx, r, p, 4096, s)
+		if err != nil {
+			return err
+		}
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		if r.ID() == 0 {
+			b.ResetTimer()
+		}
+		for range b.N {
+			if err := sv.Step(ctx, s); err != nil {
+				return err
+			}
+		}
+		if r.ID() == 0 {
+			b.StopTimer()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
