@@ -320,11 +320,17 @@ func TestLatencyRun(t *testing.T) {
 	}
 }
 
+// nodeLat is the link latency of the NodeLatency tests.
+const nodeLat = 100 * time.Millisecond
+
 // TestNodeLatency: with 2 ranks a node, only what crosses a node pays the
 // link: its latency, plus the bytes at its bandwidth; synchronisation pays
 // the latency when the job spans nodes, and nothing on one node.
 func TestNodeLatency(t *testing.T) {
 	ctx := t.Context()
+	// A long latency, so that the bounds hold on a loaded machine: an
+	// operation within a node must take well under it.
+	const lat = nodeLat
 	link := wrap.NodeLink{RanksPerNode: 2, Latency: lat, BytesPerSec: 1e6}
 	tr := wrap.NewNodeLatency(inproc.New(), link)
 	if got := tr.Name(); got != "inproc+nodelatency" {
@@ -404,6 +410,7 @@ func TestNodeLatency(t *testing.T) {
 // latency plus the bytes a rank receives from other nodes.
 func TestNodeLatencyCollectives(t *testing.T) {
 	ctx := t.Context()
+	const lat = nodeLat
 	eps := open(t, wrap.NewNodeLatency(transporttest.NewNative(inproc.New()), wrap.NodeLink{RanksPerNode: 2, Latency: lat, BytesPerSec: 1e6}), 4)
 	nat := make([]transport.Collectives, len(eps))
 	for i, x := range extended(t, eps) {
