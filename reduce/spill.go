@@ -16,6 +16,13 @@ import (
 // spillPrefix begins the name of every job's spill directory.
 const spillPrefix = "pgasmr-spill-"
 
+// RemoveSpills removes this process's spill directories in dir
+// (os.TempDir() if ""), with their files: for a process about to exit
+// without returning through its jobs' defers (Spill.Close), such as
+// mrrun's forced exit after an interrupt. A job of the process that is
+// still spilling fails.
+func RemoveSpills(dir string) error { return tmpdir.RemoveOwn(dir, spillPrefix) }
+
 // ErrSpillClosed is returned by a store that spills after its Spill was
 // closed.
 var ErrSpillClosed = errors.New("reduce: spill closed")

@@ -108,6 +108,9 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	}
 	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode, SegmentBytes: spec.segmentBytes,
 		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir, Turns: spec.turns}
+	// A job that does not answer an interrupt in time is left running
+	// when mrrun exits (runWithDeadline): its spill files go first.
+	defer atForcedExit(ctx, func() { reduce.RemoveSpills(spec.tmpDir) })()
 	procRank := -1 // the rank this process is, under shm and mpi
 	switch spec.transport {
 	case "inproc":

@@ -107,3 +107,28 @@ func CleanStale(parent, prefix string) ([]string, error) {
 	}
 	return removed, errors.Join(errs...)
 }
+
+// RemoveOwn removes, with what they hold, the directories in parent
+// (os.TempDir() if "") that Make made with prefix for this process: what
+// a process leaves when it exits without returning through the defers
+// that remove them (mrrun's forced exit after an interrupt that the job
+// does not answer in time). Other processes' directories stay.
+func RemoveOwn(parent, prefix string) error {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	me := self()
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return fmt.Errorf("tmpdir: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		if o, ok := parse(e.Name(), prefix); ok && e.IsDir() && o == me {
+			if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
+				errs = append(errs, fmt.Errorf("tmpdir: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

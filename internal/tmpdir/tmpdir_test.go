@@ -171,3 +171,43 @@ func TestCleanStaleMissingParent(t *testing.T) {
 		t.Error("CleanStale of a missing directory: no error")
 	}
 }
+
+// TestRemoveOwn removes this process's directories of the prefix, with
+// their contents, and nothing else.
+func TestRemoveOwn(t *testing.T) {
+	parent := t.TempDir()
+	me := self()
+	var mine []string
+	for range 2 {
+		d, err := Make(parent, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "f"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mine = append(mine, d)
+	}
+	keep := []string{
+		filepath.Join(parent, fmt.Sprintf("%s%d-%d-%d-1", prefix, me.pid+1, me.start, me.ns)), // another pid
+		filepath.Join(parent, fmt.Sprintf("other-%d-%d-%d-1", me.pid, me.start, me.ns)),       // another prefix
+	}
+	for _, d := range keep {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveOwn(parent, prefix); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range mine {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s: still there (%v)", d, err)
+		}
+	}
+	for _, d := range keep {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: removed (%v)", d, err)
+		}
+	}
+}
