@@ -87,15 +87,16 @@ func (b *batch) flush() {
 }
 
 // words adds every word of text (see Words) to the batch. It does not
-// flush: the words added stay slices of text until the batch is flushed.
-// A word has a capacity of at least 8 bytes where text has 8 bytes from
-// its start (reduce.CountTable reads a short word as one machine word).
+// flush: the words added (slices of text or of the batch's arena) stay
+// valid until the batch is flushed and text is reused. A word of up to
+// 16 ASCII bytes has a capacity of at least 8 (reduce.CountTable reads a
+// short word as one machine word).
 //
 // Text is read 64 bytes at a time: two bit masks say which bytes are
 // ASCII letters or digits and which are 0x80 or more, and each run of
 // such bytes ended by an ASCII separator within the block is a word (of
-// ASCII bytes only: the most words of most texts, lower-cased in a
-// register) or bytes to read rune by rune (step). A word's end no longer
+// ASCII bytes only: the most words of most texts, lower-cased in one or
+// two registers) or bytes to read rune by rune (step). A word's end no longer
 // depends on the one before it, so the words of a block are found in
 // parallel rather than one after the other.
 func (b *batch) words(text []byte) {
