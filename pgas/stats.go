@@ -103,6 +103,25 @@ func Moved(all []Stats, rank int) (sent, recv int64) {
 	return sent, recv
 }
 
+// MovedOffNode is Moved restricted to ranks of other nodes than rank's,
+// nodes of ranksPerNode ranks (0 or less: one node, nothing moves off
+// it): the bytes a cluster's network carries for the rank.
+func MovedOffNode(all []Stats, rank, ranksPerNode int) (sent, recv int64) {
+	if ranksPerNode <= 0 {
+		return 0, 0
+	}
+	_, far := all[rank].ByNode(ranksPerNode)
+	sent, recv = far.BytesSent, far.BytesReceived
+	for j, o := range all {
+		if j == rank || rank >= len(o.Peers) || j/ranksPerNode == rank/ranksPerNode {
+			continue
+		}
+		sent += o.Peers[rank].BytesReceived
+		recv += o.Peers[rank].BytesSent
+	}
+	return sent, recv
+}
+
 // Add adds o's counts into s; Peers are added element-wise. Rank is kept.
 func (s *Stats) Add(o Stats) {
 	for k := range s.Local {

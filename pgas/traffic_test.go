@@ -350,3 +350,40 @@ func TestFaultSweep(t *testing.T) {
 		t.Fatalf("%d goroutines leaked:\n%s", n-base, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestMovedOffNode: what moved between a rank and other nodes, through
+// its own operations and the others' on its memory, from synthetic
+// counters: Moved's total split by node.
+func TestMovedOffNode(t *testing.T) {
+	// 4 ranks, 2 a node. all[i].Peers[j]: what rank i issued to rank j.
+	all := make([]pgas.Stats, 4)
+	for i := range all {
+		all[i] = pgas.Stats{Rank: i, Peers: make(pgas.Traffic, 4)}
+		for j := range 4 {
+			if i != j {
+				all[i].Peers[j] = pgas.PeerTraffic{Messages: 1, BytesSent: int64(100*i + j), BytesReceived: int64(1000*i + 10*j)}
+			}
+		}
+	}
+	for rank := range 4 {
+		var sent, recv int64
+		for j := range 4 {
+			if j == rank || j/2 == rank/2 {
+				continue
+			}
+			sent += all[rank].Peers[j].BytesSent + all[j].Peers[rank].BytesReceived
+			recv += all[rank].Peers[j].BytesReceived + all[j].Peers[rank].BytesSent
+		}
+		gs, gr := pgas.MovedOffNode(all, rank, 2)
+		if gs != sent || gr != recv {
+			t.Errorf("rank %d: MovedOffNode = %d, %d; want %d, %d", rank, gs, gr, sent, recv)
+		}
+		ts, tr := pgas.Moved(all, rank)
+		if s1, r1 := pgas.MovedOffNode(all, rank, 4); s1 != 0 || r1 != 0 {
+			t.Errorf("rank %d: one node of 4, yet %d, %d moved off it", rank, s1, r1)
+		}
+		if s1, r1 := pgas.MovedOffNode(all, rank, 1); s1 != ts || r1 != tr {
+			t.Errorf("rank %d: a node a rank: %d, %d off node, Moved says %d, %d", rank, s1, r1, ts, tr)
+		}
+	}
+}

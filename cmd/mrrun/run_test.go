@@ -279,6 +279,30 @@ func TestStatsJSON(t *testing.T) {
 	if s.Transport != "inproc" || sent == 0 || sent != recv || emitted == 0 {
 		t.Errorf("transport %q, bytes sent %d received %d, pairs emitted %d: want inproc, sent == received > 0, pairs > 0", s.Transport, sent, recv, emitted)
 	}
+	for _, p := range s.PerRank {
+		if p.BytesSentOffNode != 0 || p.BytesReceivedOffNode != 0 {
+			t.Errorf("one node, yet rank %d moved %d, %d bytes off it", p.Rank, p.BytesSentOffNode, p.BytesReceivedOffNode)
+		}
+	}
+	// Over two nodes, part of the traffic crosses them, and as much is
+	// received off node as is sent.
+	r = mrrun(t, "-np", "4", "--ranks-per-node", "2", "-q", "--stats", "--stats-format", "json", "wordcount", testInput(t, "wordcount")).want(t, 0)
+	s = statsJSON{}
+	if err := json.Unmarshal([]byte(r.stderr), &s); err != nil {
+		t.Fatal(err)
+	}
+	var offSent, offRecv, all int64
+	for _, p := range s.PerRank {
+		offSent += p.BytesSentOffNode
+		offRecv += p.BytesReceivedOffNode
+		all += p.BytesSent
+	}
+	if offSent == 0 || offSent != offRecv || offSent > all {
+		t.Errorf("2 nodes: %d bytes sent off node, %d received, of %d: want 0 < sent == received <= all", offSent, offRecv, all)
+	}
+	if r := mrrun(t, "-np", "4", "--ranks-per-node", "2", "-q", "--stats", "wordcount", testInput(t, "wordcount")).want(t, 0); !strings.Contains(r.stderr, "sent off node") {
+		t.Errorf("2 nodes: the table has no off-node columns:\n%s", r.stderr)
+	}
 	// The table form names the phases.
 	r = mrrun(t, "-np", "2", "-q", "--stats", "histogram", testInput(t, "histogram")).want(t, 0)
 	for _, w := range []string{"phases", "map", "exchange", "bytes sent", "rank"} {

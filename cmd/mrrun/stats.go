@@ -56,10 +56,14 @@ type rankStatsJSON struct {
 	SpillFiles   int64 `json:"spill_files"`     // written under --memory
 	SpillBytes   int64 `json:"spill_bytes"`
 
-	BytesSent     int64      `json:"bytes_sent"`
-	BytesReceived int64      `json:"bytes_received"`
-	Messages      int64      `json:"messages"`
-	PhasesS       phasesJSON `json:"phases_s"`
+	BytesSent     int64 `json:"bytes_sent"`
+	BytesReceived int64 `json:"bytes_received"`
+	// The part of them that crossed a node boundary (several logical
+	// nodes only, --ranks-per-node): what a cluster's network carries.
+	BytesSentOffNode     int64      `json:"bytes_sent_off_node,omitempty"`
+	BytesReceivedOffNode int64      `json:"bytes_received_off_node,omitempty"`
+	Messages             int64      `json:"messages"`
+	PhasesS              phasesJSON `json:"phases_s"`
 }
 
 func phases(r mr.JobStats) phasesJSON {
@@ -95,6 +99,10 @@ func (s jobStats) toJSON() statsJSON {
 			NodePairs: r.Reduce.NodePairs, NodeOverflow: r.Reduce.NodeOverflow,
 			Rounds: r.Reduce.Rounds, SpillFiles: r.Reduce.SpillFiles, SpillBytes: r.Reduce.SpillBytes,
 			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p}
+		if out.RanksPerNode < s.Ranks {
+			pr := &out.PerRank[i]
+			pr.BytesSentOffNode, pr.BytesReceivedOffNode = pgas.MovedOffNode(runtime, i, out.RanksPerNode)
+		}
 	}
 	out.Notes = parallelNotes(s, out.Phases.Map)
 	return out
@@ -168,7 +176,11 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 		fmt.Fprintf(w, "turns: %d (the ranks of a process that map at once: it hosts more ranks than processors)\n", j.Turns)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	nodes := j.RanksPerNode < j.Ranks
 	head := "rank\tpairs emitted\tnode pairs\tpairs moved\tbytes sent\tbytes received\tmessages\tmap\tnode\texchange\t"
+	if nodes {
+		head += "sent off node\treceived off node\t"
+	}
 	if spilled {
 		head += "rounds\tspilled\t"
 	}
@@ -180,6 +192,9 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t", r.Rank, r.PairsEmitted, node, r.PairsMoved, r.BytesSent, r.BytesReceived,
 			r.Messages, sec(r.PhasesS.Map), sec(r.PhasesS.Node), sec(r.PhasesS.Exchange))
+		if nodes {
+			fmt.Fprintf(tw, "%d\t%d\t", r.BytesSentOffNode, r.BytesReceivedOffNode)
+		}
 		if spilled {
 			fmt.Fprintf(tw, "%d\t%d files, %s\t", r.Rounds, r.SpillFiles, sizeString(r.SpillBytes))
 		}
