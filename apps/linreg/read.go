@@ -10,9 +10,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime/debug"
 	"strconv"
 
+	"github.com/pgasmr/pgasmr/apps/internal/filemap"
 	"github.com/pgasmr/pgasmr/mr"
 )
 
@@ -92,8 +92,8 @@ func inputChunks(files []string, format int, size int64) (*chunks, error) {
 }
 
 // useMmap makes binary chunks read through read-only memory maps of at
-// most 1 MiB at a time (on Linux; elsewhere, or if mapping fails, with
-// ReadAt). The default is ReadAt into a buffer of readBytes, small enough
+// most 1 MiB at a time (filemap.OpenRange; on Linux; elsewhere, or if
+// mapping fails, with ReadAt). The default is ReadAt into a buffer of readBytes, small enough
 // to stay in the L2 cache beside the histogram: a map saves the copy, but
 // mapping and unmapping in a process whose threads run other ranks costs
 // TLB shootdowns on every core. BenchmarkRead compares the two.
@@ -164,61 +164,58 @@ func (rd *reader) add(ctx context.Context, c chunk, s *Sums) (err error) {
 	if rd.format == fmtInt8 && rd.hist == nil {
 		rd.hist = new([65536]uint32)
 	}
-	var unmap func()
-	if useMmap {
-		// A file truncated under a mapping faults (SIGBUS): turn the
-		// fault into an error naming the chunk.
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if unmap != nil {
-				unmap()
-			}
-			if v := recover(); v != nil {
-				err = faultError(v, c.Split) // the histogram is discarded below
-			}
-		}()
-	}
-	for off, end := c.Off, c.Off+c.Len; off < end; {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("linreg: %s at offset %d: %w", c.Path, off, err)
-		}
-		n := min(readBytes, end-off)
-		if useMmap {
-			n = min(pieceBytes, end-off)
-		}
-		var p []byte
-		if useMmap {
-			if m, um, err := mapRange(f, off, n); err == nil {
-				p, unmap = m[:n], um
-			}
-		}
-		if p == nil {
-			if rd.buf == nil {
-				rd.buf = make([]byte, readBytes)
-			}
-			p = rd.buf[:n]
-			if _, err := f.ReadAt(p, off); err != nil {
-				if errors.Is(err, io.EOF) {
-					err = io.ErrUnexpectedEOF
-				}
-				return fmt.Errorf("linreg: %s: reading %d bytes at offset %d: %w", c.Path, len(p), off, err)
-			}
-		}
-		if rd.format == fmtInt8 && haveAVX2 {
+	// sum adds the points of p, read at off, to s.
+	sum := func(p []byte, off int64) error {
+		switch {
+		case rd.format == fmtInt8 && haveAVX2:
 			sumInt8Wide(s, p)
-		} else if rd.format == fmtInt8 {
+		case rd.format == fmtInt8:
 			if rd.pending+int64(len(p)/2) > maxPending {
 				rd.flush(s)
 			}
 			countInt8(p, rd.hist)
 			s.N += int64(len(p) / 2)
 			rd.pending += int64(len(p) / 2)
-		} else if i := sumF64(s, p); i >= 0 {
-			return fmt.Errorf("linreg: %s: point at offset %d: %s is %v", c.Path, off+int64(i)&^15, []string{"x", "y"}[i/8%2], math.Float64frombits(binary.LittleEndian.Uint64(p[i:])))
+		default:
+			if i := sumF64(s, p); i >= 0 {
+				return fmt.Errorf("linreg: %s: point at offset %d: %s is %v", c.Path, off+int64(i)&^15, []string{"x", "y"}[i/8%2], math.Float64frombits(binary.LittleEndian.Uint64(p[i:])))
+			}
 		}
-		if unmap != nil {
-			unmap()
-			unmap = nil
+		return nil
+	}
+	for off, end := c.Off, c.Off+c.Len; off < end; {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("linreg: %s at offset %d: %w", c.Path, off, err)
+		}
+		if useMmap {
+			n := min(pieceBytes, end-off)
+			if m, err := filemap.OpenRange(f, off, n); err == nil {
+				var serr error
+				ferr := m.Read(func() { serr = sum(m.Bytes(), off) }) // a truncated file faults: an error naming it
+				m.Close()
+				if ferr != nil {
+					return fmt.Errorf("linreg: %w", ferr) // the histogram is discarded above
+				}
+				if serr != nil {
+					return serr
+				}
+				off += n
+				continue
+			}
+		}
+		n := min(readBytes, end-off)
+		if rd.buf == nil {
+			rd.buf = make([]byte, readBytes)
+		}
+		p := rd.buf[:n]
+		if _, err := f.ReadAt(p, off); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("linreg: %s: reading %d bytes at offset %d: %w", c.Path, len(p), off, err)
+		}
+		if err := sum(p, off); err != nil {
+			return err
 		}
 		off += n
 	}
@@ -228,15 +225,6 @@ func (rd *reader) add(ctx context.Context, c chunk, s *Sums) (err error) {
 // maxPending bounds the points counted in the histogram between folds,
 // so no uint32 count can overflow (a variable for tests).
 var maxPending int64 = 1 << 31
-
-// faultError returns the error for a memory fault v recovered while
-// reading split s through a map; it re-panics if v is not a fault.
-func faultError(v any, s mr.Split) error {
-	if _, ok := v.(interface{ Addr() uintptr }); !ok {
-		panic(v)
-	}
-	return fmt.Errorf("linreg: %s: fault reading the mapped bytes [%d,%d) (file truncated?): %v", s.Path, s.Off, s.Off+s.Len, v)
-}
 
 // countInt8 counts the int8 points of p (an even number of bytes) in the
 // 2-D histogram h of their (x, y) byte pairs: one increment per point.

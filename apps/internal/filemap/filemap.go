@@ -1,15 +1,15 @@
-// Package filemap maps whole input files read-only into memory, the input
-// path of the apps whose kernels outrun a copy: a map saves pread's copy
-// of every byte into a buffer (a tenth of a nanosecond a byte, a sixth of
+// Package filemap maps input files read-only into memory, the input path
+// of the apps whose kernels outrun a copy: a map saves pread's copy of
+// every byte into a buffer (a tenth of a nanosecond a byte, a sixth of
 // histogram's count) for a page fault every 16 pages the first time they
-// are read. A file is mapped once and unmapped when the reader is done
-// with it (Close): unmapping, which interrupts every processor that ran
-// the process's threads, is too slow to do per chunk when the ranks of a
-// process share it.
+// are read. Unmapping interrupts every processor that ran the process's
+// threads: where a process's ranks share a file, map it once and unmap it
+// when the reader is done with it (Open, Close), not per chunk (OpenRange
+// is for when maps are few).
 //
 // A file truncated while it is mapped makes reading the lost pages fault
-// (SIGBUS); Read turns the fault into an error naming the file, where an
-// unguarded read would crash the process.
+// (SIGBUS); Read turns the fault into an error naming the file and the
+// range, where an unguarded read would crash the process.
 package filemap
 
 import (
@@ -17,18 +17,20 @@ import (
 	"runtime/debug"
 )
 
-// A Map is a read-only map of a whole file.
+// A Map is a read-only map of a file's bytes [off, off+len(Bytes())).
 type Map struct {
-	b    []byte
+	b    []byte // the bytes asked for
+	mem  []byte // the whole mapping, from a page boundary
 	name string
+	off  int64
 }
 
-// Bytes returns the file's bytes; they must not be read after Close.
+// Bytes returns the mapped bytes; they must not be read after Close.
 func (m *Map) Bytes() []byte { return m.b }
 
 // Read calls fn, which reads m's bytes, and returns a memory fault in it
-// as an error naming the file (the file was truncated, or its pages could
-// not be read); any other panic goes on.
+// as an error naming the file and the range (the file was truncated, or
+// its pages could not be read); any other panic goes on.
 func (m *Map) Read(fn func()) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -36,7 +38,7 @@ func (m *Map) Read(fn func()) (err error) {
 			if _, ok := v.(interface{ Addr() uintptr }); !ok {
 				panic(v)
 			}
-			err = fmt.Errorf("%s: fault reading the file's mapped bytes (truncated while read?): %v", m.name, v)
+			err = fmt.Errorf("%s: fault reading the mapped bytes [%d,%d) (file truncated while read?): %v", m.name, m.off, m.off+int64(len(m.b)), v)
 		}
 	}()
 	fn()

@@ -55,6 +55,34 @@ func TestMap(t *testing.T) {
 	}
 }
 
+// TestOpenRange: a range at any offset maps the file's bytes there.
+func TestOpenRange(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("maps on Linux only")
+	}
+	data := make([]byte, 3<<16+123)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	f, _ := open(t, data)
+	for _, r := range [][2]int64{{0, 10}, {4095, 2}, {4097, 1 << 16}, {100, int64(len(data)) - 100}, {5, 0}} {
+		m, err := OpenRange(f, r[0], r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		if err := m.Read(func() { got = bytes.Clone(m.Bytes()) }); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, data[r[0]:r[0]+r[1]]) {
+			t.Errorf("range %v: %d bytes differ from the file's", r, len(got))
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestReadTruncated: reading a map of a file truncated meanwhile faults;
 // Read returns the fault as an error naming the file.
 func TestReadTruncated(t *testing.T) {

@@ -9,7 +9,10 @@ import (
 )
 
 // Open reports errors.ErrUnsupported here: the caller reads the file.
-func Open(f *os.File, size int64) (*Map, error) {
+func Open(f *os.File, size int64) (*Map, error) { return OpenRange(f, 0, size) }
+
+// OpenRange reports errors.ErrUnsupported here: the caller reads the file.
+func OpenRange(f *os.File, off, n int64) (*Map, error) {
 	return nil, fmt.Errorf("%s: %w", f.Name(), errors.ErrUnsupported)
 }
 
