@@ -100,11 +100,13 @@ func (a *CountArea) Add(key []byte, h uint64, n int64) bool {
 			if l != uint64(len(key)) {
 				continue
 			}
-			if l > 8 || h == 1 { // short keys of the same hash are equal (KeyHash)
+			same := hashIsKey(h, len(key))
+			if !same { // compare the key's bytes, which cost a get
 				a.Gets++
 				a.GetBytes += int64(l)
+				same = string(a.Mem[off:off+l]) == string(key)
 			}
-			if l <= 8 && h > 1 || string(a.Mem[off:off+l]) == string(key) {
+			if same {
 				s.count += n
 				a.Added++
 				a.Puts++

@@ -117,7 +117,7 @@ func (c *CountTable) AddAll(words [][]byte) {
 			h := hs[k]
 			// The common case: a short key, in the slot its hash points
 			// at (the table holds nothing while it counts in an area).
-			if s := &slots[h&mask]; s.h == h && s.at&maxArenaKey == uint64(len(w)) && len(w) <= 8 && h > 1 {
+			if s := &slots[h&mask]; s.h == h && s.at&maxArenaKey == uint64(len(w)) && hashIsKey(h, len(w)) {
 				s.count++
 				continue
 			}
@@ -148,7 +148,7 @@ func (c *CountTable) add(w []byte, h uint64, n int64) {
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &c.slots[i]
 		if s.h == h {
-			if l := s.at & maxArenaKey; l == uint64(len(w)) && (l <= 8 && h > 1 || string(c.key(s.at)) == string(w)) {
+			if s.at&maxArenaKey == uint64(len(w)) && (hashIsKey(h, len(w)) || string(c.key(s.at)) == string(w)) {
 				s.count += n
 				return
 			}

@@ -67,3 +67,8 @@ func mix(x uint64) uint64 {
 	x ^= x >> 29
 	return x
 }
+
+// hashIsKey reports whether a key of length l with hash h is told apart
+// from every other key of its length by h alone (KeyHash): a slot of the
+// same hash and length then holds it, with no byte comparison.
+func hashIsKey(h uint64, l int) bool { return l <= 8 && h > 1 }
