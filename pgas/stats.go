@@ -92,15 +92,7 @@ func (s Stats) Messages() int64 { return s.Peers.Messages() }
 // counters say only what it issued; what others did to its memory is in
 // theirs.
 func Moved(all []Stats, rank int) (sent, recv int64) {
-	sent, recv = all[rank].BytesSent(), all[rank].BytesReceived()
-	for j, o := range all {
-		if j == rank || rank >= len(o.Peers) {
-			continue
-		}
-		sent += o.Peers[rank].BytesReceived
-		recv += o.Peers[rank].BytesSent
-	}
-	return sent, recv
+	return moved(all, rank, func(int) bool { return true })
 }
 
 // MovedOffNode is Moved restricted to ranks of other nodes than rank's,
@@ -110,10 +102,19 @@ func MovedOffNode(all []Stats, rank, ranksPerNode int) (sent, recv int64) {
 	if ranksPerNode <= 0 {
 		return 0, 0
 	}
-	_, far := all[rank].ByNode(ranksPerNode)
-	sent, recv = far.BytesSent, far.BytesReceived
+	return moved(all, rank, func(peer int) bool { return peer/ranksPerNode != rank/ranksPerNode })
+}
+
+// moved is Moved over the peers that counts.
+func moved(all []Stats, rank int, counts func(peer int) bool) (sent, recv int64) {
+	for j, p := range all[rank].Peers {
+		if counts(j) {
+			sent += p.BytesSent
+			recv += p.BytesReceived
+		}
+	}
 	for j, o := range all {
-		if j == rank || rank >= len(o.Peers) || j/ranksPerNode == rank/ranksPerNode {
+		if j == rank || rank >= len(o.Peers) || !counts(j) {
 			continue
 		}
 		sent += o.Peers[rank].BytesReceived

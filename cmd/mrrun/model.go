@@ -109,14 +109,10 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg := pgas.Config{Ranks: *np, RanksPerNode: *rpn}
 	if *linkFlag != "" {
-		link, err := parseLink(*linkFlag)
+		link, err := nodeLink(*linkFlag, *rpn)
 		if err != nil {
 			return usagef("model: --link %s: %v", *linkFlag, err)
 		}
-		if *rpn < 1 {
-			return usagef("model: --link needs --ranks-per-node N, whose nodes it links")
-		}
-		link.RanksPerNode = *rpn
 		cfg.Transport = wrap.NewNodeLatency(inproc.New(), link)
 	}
 	// x, y, D, and A and J (RNZ a row) of a rank's share, in blocks, with

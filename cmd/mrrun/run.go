@@ -223,6 +223,19 @@ func parseLink(v string) (wrap.NodeLink, error) {
 	return link, nil
 }
 
+// nodeLink is the link --link gives between --ranks-per-node's nodes.
+func nodeLink(v string, ranksPerNode int) (wrap.NodeLink, error) {
+	link, err := parseLink(v)
+	if err != nil {
+		return link, err
+	}
+	if ranksPerNode < 1 {
+		return link, fmt.Errorf("needs --ranks-per-node N (N >= 1), whose logical nodes it links")
+	}
+	link.RanksPerNode = ranksPerNode
+	return link, nil
+}
+
 // runFlags are the flags of the run command.
 type runFlags struct {
 	np, ranksPerNode, root, top    int
@@ -303,14 +316,13 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, usagef("--ranks-per-node %d: must not be negative", f.ranksPerNode)
 	}
 	if f.link != "" {
-		link, err := parseLink(f.link)
+		if f.transport != "inproc" {
+			return s, usagef("--link applies to --transport inproc, whose logical nodes it links")
+		}
+		link, err := nodeLink(f.link, f.ranksPerNode)
 		if err != nil {
 			return s, usagef("--link %s: %v", f.link, err)
 		}
-		if f.transport != "inproc" || f.ranksPerNode < 1 {
-			return s, usagef("--link applies to --transport inproc with --ranks-per-node N (N >= 1), whose logical nodes it links")
-		}
-		link.RanksPerNode = f.ranksPerNode
 		s.link = &link
 	}
 	if f.turns < -1 {
