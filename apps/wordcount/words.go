@@ -56,7 +56,8 @@ func Words(text []byte, fn func(word []byte)) {
 
 // A batch collects words for a function that takes many at a time
 // (reduce.CountTable.AddAll, which overlaps their lookups): slices of the
-// text, and of an arena for the words that had to be lower-cased.
+// text, and of an arena where ASCII words of up to 16 bytes and the
+// words that had to be lower-cased are copied.
 type batch struct {
 	ws    [][]byte
 	arena []byte
