@@ -23,27 +23,38 @@ func open(t *testing.T, data []byte) (*os.File, string) {
 	return f, p
 }
 
+// testData is a file's bytes, not all alike.
+func testData() []byte {
+	data := make([]byte, 3<<16+123)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	return data
+}
+
+// readMap returns a copy of m's bytes, read under Read's guard.
+func readMap(t *testing.T, m *Map) []byte {
+	t.Helper()
+	var got []byte
+	if err := m.Read(func() { got = bytes.Clone(m.Bytes()) }); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // TestMap: the map holds the file's bytes, an empty file maps empty, and
 // Close twice is harmless.
 func TestMap(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("maps on Linux only")
 	}
-	data := make([]byte, 3<<16+123)
-	for i := range data {
-		data[i] = byte(i * 7)
-	}
-	for _, d := range [][]byte{data, nil} {
+	for _, d := range [][]byte{testData(), nil} {
 		f, _ := open(t, d)
 		m, err := Open(f, int64(len(d)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []byte
-		if err := m.Read(func() { got = bytes.Clone(m.Bytes()) }); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, d) {
+		if got := readMap(t, m); !bytes.Equal(got, d) {
 			t.Fatalf("%d bytes mapped differ from the file's %d", len(got), len(d))
 		}
 		if err := m.Close(); err != nil {
@@ -60,21 +71,14 @@ func TestOpenRange(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("maps on Linux only")
 	}
-	data := make([]byte, 3<<16+123)
-	for i := range data {
-		data[i] = byte(i * 7)
-	}
+	data := testData()
 	f, _ := open(t, data)
 	for _, r := range [][2]int64{{0, 10}, {4095, 2}, {4097, 1 << 16}, {100, int64(len(data)) - 100}, {5, 0}} {
 		m, err := OpenRange(f, r[0], r[1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []byte
-		if err := m.Read(func() { got = bytes.Clone(m.Bytes()) }); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, data[r[0]:r[0]+r[1]]) {
+		if got := readMap(t, m); !bytes.Equal(got, data[r[0]:r[0]+r[1]]) {
 			t.Errorf("range %v: %d bytes differ from the file's", r, len(got))
 		}
 		if err := m.Close(); err != nil {
