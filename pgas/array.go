@@ -233,6 +233,13 @@ func (a *Array[T]) Get(ctx context.Context, i int64) (T, error) {
 	}
 	off := a.reg.Off + li*a.esz
 	buf := a.r.scratchBytes(a.esz)
+	if c := a.r.cache; c != nil && a.esz <= int64(c.cfg.LineBytes) {
+		if err := c.get(ctx, owner, off, buf); err != nil {
+			var zero T
+			return zero, fmt.Errorf("pgas: get element %d from rank %d: %w", i, owner, err)
+		}
+		return *(*T)(unsafe.Pointer(&buf[0])), nil
+	}
 	a.r.stats.countRemote(OpGet, owner, 0, int(a.esz))
 	if err := a.r.ep.Get(ctx, owner, off, buf); err != nil {
 		var zero T
@@ -252,9 +259,15 @@ func (a *Array[T]) Put(ctx context.Context, i int64, v T) error {
 		return nil
 	}
 	off := a.reg.Off + li*a.esz
-	a.r.stats.countRemote(OpPut, owner, int(a.esz), 0)
 	buf := a.r.scratchBytes(a.esz)
 	*(*T)(unsafe.Pointer(&buf[0])) = v
+	if c := a.r.cache; c != nil && a.esz <= int64(c.cfg.LineBytes) {
+		if err := c.put(ctx, owner, off, buf); err != nil {
+			return fmt.Errorf("pgas: put element %d to rank %d: %w", i, owner, err)
+		}
+		return nil
+	}
+	a.r.stats.countRemote(OpPut, owner, int(a.esz), 0)
 	if err := a.r.ep.Put(ctx, owner, off, buf); err != nil {
 		return fmt.Errorf("pgas: put element %d to rank %d: %w", i, owner, err)
 	}

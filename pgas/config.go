@@ -94,6 +94,9 @@ type Config struct {
 	// runtime.GOMAXPROCS(0); a negative value, or one no less than the
 	// ranks the process hosts, means no turns: TakeTurn returns at once.
 	Turns int
+	// Cache turns on each rank's remote-reference cache for element
+	// accesses (see CacheConfig). The zero value is no cache.
+	Cache CacheConfig
 }
 
 // WithDefaults returns c with every zero field replaced by its default.
@@ -143,6 +146,9 @@ func (c Config) Validate() error {
 	}
 	if c.FragmentBytes < 8 {
 		errs = append(errs, fmt.Errorf("pgas: FragmentBytes = %d, want at least 8", c.FragmentBytes))
+	}
+	if err := c.Cache.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

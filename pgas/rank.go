@@ -34,6 +34,7 @@ type Rank struct {
 	// spinResume, set by backoff in a spinning wait that gave the
 	// rank's turn back, takes one again (waiting).
 	spinResume func(ctx context.Context) error
+	cache      *rcache // the remote-reference cache, or nil (Config.Cache)
 }
 
 func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error) {
@@ -49,6 +50,9 @@ func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error
 	r.stats.Peers = make(Traffic, r.n)
 	r.heap.init(cfg.SegmentBytes)
 	r.fresh = freshMarks{local: cfg.SegmentBytes}
+	if cfg.Cache.On() {
+		r.cache = newCache(r, cfg.Cache)
+	}
 	if r.id == 0 {
 		r.initHeader()
 	}
@@ -231,6 +235,9 @@ func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) er
 		r.stats.countLocal(OpPut, len(src))
 		return nil
 	}
+	if err := r.bypassCache(ctx, rank, off, len(src), true); err != nil {
+		return err
+	}
 	for len(src) > 0 {
 		n := min(int64(len(src)), r.cfg.FragmentBytes)
 		r.stats.countRemote(OpPut, rank, int(n), 0)
@@ -251,6 +258,9 @@ func (r *Rank) GetBytes(ctx context.Context, rank int, off int64, dst []byte) er
 		copy(dst, r.seg[off:])
 		r.stats.countLocal(OpGet, len(dst))
 		return nil
+	}
+	if err := r.bypassCache(ctx, rank, off, len(dst), false); err != nil {
+		return err
 	}
 	if n := int64(len(dst)); n <= r.cfg.FragmentBytes {
 		// One fragment: a blocking get, without a handle to allocate.
@@ -350,6 +360,9 @@ func (r *Rank) getBytesAsync(ctx context.Context, rank int, off int64, dst []byt
 	if h == nil {
 		h = &Handle{}
 	}
+	if err := r.bypassCache(ctx, rank, off, len(dst), false); err != nil {
+		return h.fail(err)
+	}
 	for len(dst) > 0 {
 		n := min(int64(len(dst)), r.cfg.FragmentBytes)
 		r.stats.countRemote(OpGet, rank, 0, int(n))
@@ -364,6 +377,9 @@ func (r *Rank) getBytesAsync(ctx context.Context, rank int, off int64, dst []byt
 func (r *Rank) putBytesAsync(ctx context.Context, rank int, off int64, src []byte, h *Handle) *Handle {
 	if h == nil {
 		h = &Handle{}
+	}
+	if err := r.bypassCache(ctx, rank, off, len(src), true); err != nil {
+		return h.fail(err)
 	}
 	for len(src) > 0 {
 		n := min(int64(len(src)), r.cfg.FragmentBytes)
@@ -399,6 +415,9 @@ func (r *Rank) FetchAdd(ctx context.Context, rank int, off int64, delta int64) (
 	if !r.inWord(rank, off) {
 		return 0, r.atomicError("fetch-add", rank, off)
 	}
+	if err := r.flushCache(ctx); err != nil {
+		return 0, err
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.FetchAdd(ctx, rank, off, delta)
 	if err != nil {
@@ -413,6 +432,9 @@ func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new
 	if !r.inWord(rank, off) {
 		return 0, r.atomicError("compare-and-swap", rank, off)
 	}
+	if err := r.flushCache(ctx); err != nil {
+		return 0, err
+	}
 	r.countAtomic(rank)
 	v, err := r.ep.CompareAndSwap(ctx, rank, off, old, new)
 	if err != nil {
@@ -425,6 +447,9 @@ func (r *Rank) CompareAndSwap(ctx context.Context, rank int, off int64, old, new
 func (r *Rank) AtomicLoad(ctx context.Context, rank int, off int64) (int64, error) {
 	if !r.inWord(rank, off) {
 		return 0, r.atomicError("atomic load", rank, off)
+	}
+	if err := r.flushCache(ctx); err != nil {
+		return 0, err
 	}
 	r.countAtomic(rank)
 	v, err := r.ep.Load(ctx, rank, off)
@@ -446,6 +471,9 @@ func (r *Rank) countAtomic(rank int) {
 // Fence blocks until every put this rank issued is complete at its target.
 func (r *Rank) Fence(ctx context.Context) error {
 	r.stats.Fences++
+	if err := r.flushCache(ctx); err != nil {
+		return fmt.Errorf("pgas: fence: %w", err)
+	}
 	if err := r.ep.Fence(ctx); err != nil {
 		return fmt.Errorf("pgas: fence: %w", err)
 	}
@@ -456,6 +484,9 @@ func (r *Rank) Fence(ctx context.Context) error {
 // implies a Fence: puts issued before it are visible to every rank after it.
 func (r *Rank) Barrier(ctx context.Context) error {
 	t0 := time.Now()
+	if err := r.flushCache(ctx); err != nil {
+		return fmt.Errorf("pgas: barrier: %w", err)
+	}
 	resume := r.pause()
 	err := r.ep.Barrier(ctx)
 	if e := resume(ctx); err == nil {
@@ -474,6 +505,9 @@ func (r *Rank) Barrier(ctx context.Context) error {
 // waiting for other ranks. It implies a Fence. Every Notify must be followed
 // by a Wait before the next Notify or Barrier.
 func (r *Rank) Notify(ctx context.Context) error {
+	if err := r.flushCache(ctx); err != nil {
+		return fmt.Errorf("pgas: notify: %w", err)
+	}
 	if err := r.ep.Notify(ctx); err != nil {
 		return fmt.Errorf("pgas: notify: %w", err)
 	}
@@ -489,10 +523,33 @@ func (r *Rank) Wait(ctx context.Context) error {
 	if e := resume(ctx); err == nil {
 		err = e
 	}
+	// Lines read between Notify and Wait may predate other ranks' puts
+	// made before their Notify; writes made there go home now.
+	if e := r.flushCache(ctx); err == nil {
+		err = e
+	}
 	r.stats.Barriers++
 	r.stats.BarrierTime += time.Since(t0)
 	if err != nil {
 		return fmt.Errorf("pgas: wait: %w", err)
 	}
 	return nil
+}
+
+// flushCache writes the cache's dirty bytes home and drops its lines, if
+// the rank has a cache.
+func (r *Rank) flushCache(ctx context.Context) error {
+	if r.cache == nil {
+		return nil
+	}
+	return r.cache.flush(ctx)
+}
+
+// bypassCache prepares [off, off+n) of rank for a transfer around the
+// cache (rcache.bypass), if the rank has one.
+func (r *Rank) bypassCache(ctx context.Context, rank int, off int64, n int, put bool) error {
+	if r.cache == nil {
+		return nil
+	}
+	return r.cache.bypass(ctx, rank, off, n, put)
 }

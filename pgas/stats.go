@@ -54,6 +54,7 @@ type Stats struct {
 	Barriers    int64   // barriers and waits
 	BarrierTime time.Duration
 	Fences      int64
+	Cache       CacheStats // the remote-reference cache's counters (Config.Cache)
 }
 
 func (s *Stats) countLocal(k OpKind, n int) {
@@ -134,6 +135,7 @@ func (s *Stats) Add(o Stats) {
 	s.Barriers += o.Barriers
 	s.BarrierTime += o.BarrierTime
 	s.Fences += o.Fences
+	s.Cache.add(o.Cache)
 }
 
 // Stats returns a copy of this rank's counters.
@@ -155,13 +157,14 @@ func (s Stats) encode() []int64 {
 	w = append(w, s.Local[:]...)
 	w = append(w, s.Remote[:]...)
 	w = append(w, s.LocalBytes, s.Barriers, int64(s.BarrierTime), s.Fences)
+	w = append(w, s.Cache.words()...)
 	for _, p := range s.Peers {
 		w = append(w, p.Messages, p.BytesSent, p.BytesReceived)
 	}
 	return w
 }
 
-func statsWords(n int) int { return 2*int(NumOpKinds) + 4 + 3*n }
+func statsWords(n int) int { return 2*int(NumOpKinds) + 4 + cacheStatsWords + 3*n }
 
 func decodeStats(w []int64, n int) Stats {
 	var s Stats
@@ -171,6 +174,8 @@ func decodeStats(w []int64, n int) Stats {
 	w = w[2*k:]
 	s.LocalBytes, s.Barriers, s.BarrierTime, s.Fences = w[0], w[1], time.Duration(w[2]), w[3]
 	w = w[4:]
+	s.Cache = cacheStatsFrom(w)
+	w = w[cacheStatsWords:]
 	s.Peers = make(Traffic, n)
 	for i := range s.Peers {
 		s.Peers[i] = PeerTraffic{Messages: w[3*i], BytesSent: w[3*i+1], BytesReceived: w[3*i+2]}

@@ -41,6 +41,10 @@ type Check struct {
 //	stats             exact counters after a known pattern of local and remote operations
 //	all-stats         AllStats returns every rank's counters and their exact sum
 //	cast              Cast(q) is q's segment or nil; loads, stores under a lock and CountCast through it
+//	stale-read        no read after a barrier or Notify/Wait returns a value from before it
+//	split-phase-read  data read between Notify and Wait does not make later reads stale
+//	false-sharing     ranks writing different bytes of one line lose none of them
+//	locked-counter    Get+Put increments under a lock: none lost
 func Checks() []Check {
 	return []Check{
 		{"ids", 1, checkIDs},
@@ -61,6 +65,10 @@ func Checks() []Check {
 		{"stats", 1, checkStats},
 		{"all-stats", 1, checkAllStats},
 		{"cast", 1, checkCast},
+		{"stale-read", 1, checkStaleRead},
+		{"split-phase-read", 1, checkSplitPhaseRead},
+		{"false-sharing", 1, checkFalseSharing},
+		{"locked-counter", 1, checkLockedCounter},
 	}
 }
 
