@@ -82,13 +82,19 @@ func panicBody(ctx context.Context, tr *mpi.Transport, arg string) error {
 // suitesBody runs the transport's conformance suite and the collectives'
 // as two jobs one after the other, and reports whether the endpoints
 // offered native collectives and how many calls they served.
-func suitesBody(ctx context.Context, tr *mpi.Transport, _ string) error {
+func suitesBody(ctx context.Context, tr *mpi.Transport, arg string) error {
+	cfg := config(tr)
+	cc, err := pgas.ParseCacheConfig(arg) // arg: the cache setting, "" for none
+	if err != nil {
+		return err
+	}
+	cfg.Cache = cc
 	start := time.Now()
-	if err := ranktest.Conformance(ctx, config(tr)); err != nil {
+	if err := ranktest.Conformance(ctx, cfg); err != nil {
 		return err
 	}
 	conf := time.Since(start)
-	native, err := ranktest.Collectives(ctx, config(tr))
+	native, err := ranktest.Collectives(ctx, cfg)
 	if err != nil {
 		return err
 	}

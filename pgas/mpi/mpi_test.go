@@ -28,24 +28,29 @@ func TestSuites(t *testing.T) {
 		ranks  int
 		native bool
 		env    []string
+		cache  string // the cache setting of the jobs (pgas.ParseCacheConfig)
 	}{
-		{"ranks=2/native", 2, true, nil},
-		{"ranks=2/no-native", 2, false, []string{mpi.EnvNative + "=0"}},
-		{"ranks=4/native", 4, true, nil},
-		{"ranks=4/no-native", 4, false, []string{mpi.EnvNative + "=0"}},
-		{"ranks=3/native/chunk=4096", 3, true, []string{mpi.EnvChunkBytes + "=4096"}},
-		{"ranks=2/native/serialized/progress", 2, true, []string{mpi.EnvSerialize + "=1", mpi.EnvProgress + "=1ms"}},
+		{"ranks=2/native", 2, true, nil, ""},
+		{"ranks=2/no-native", 2, false, []string{mpi.EnvNative + "=0"}, ""},
+		{"ranks=4/native", 4, true, nil, ""},
+		{"ranks=4/no-native", 4, false, []string{mpi.EnvNative + "=0"}, ""},
+		{"ranks=3/native/chunk=4096", 3, true, []string{mpi.EnvChunkBytes + "=4096"}, ""},
+		{"ranks=2/native/serialized/progress", 2, true, []string{mpi.EnvSerialize + "=1", mpi.EnvProgress + "=1ms"}, ""},
 		// The network path on one host: no shared memory between the
 		// ranks (btl tcp), one-sided operations as messages (osc pt2pt,
 		// which refuses MPI_THREAD_MULTIPLE, so serialised).
-		{"ranks=2/native/serialized/tcp", 2, true, append(tcpEnv(), mpi.EnvSerialize+"=1")},
-		{"ranks=4/no-native/serialized/tcp", 4, false, append(tcpEnv(), mpi.EnvSerialize+"=1", mpi.EnvNative+"=0")},
+		{"ranks=2/native/serialized/tcp", 2, true, append(tcpEnv(), mpi.EnvSerialize+"=1"), ""},
+		{"ranks=4/no-native/serialized/tcp", 4, false, append(tcpEnv(), mpi.EnvSerialize+"=1", mpi.EnvNative+"=0"), ""},
+		// The remote-reference cache on: a geometry that evicts on almost
+		// every access, and MuPC's defaults over the network path.
+		{"ranks=2/native/cache", 2, true, nil, "lines=2,line=64,victim=1"},
+		{"ranks=2/native/serialized/cache/tcp", 2, true, append(tcpEnv(), mpi.EnvSerialize+"=1"), "on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if strings.HasSuffix(tc.name, "/tcp") && mpi.Flavour != "OpenMPI" {
 				t.Skipf("the TCP cases set OpenMPI's components; this is %s", mpi.Flavour)
 			}
-			res := launch(t, tc.ranks, "suites", "", tc.env...)
+			res := launch(t, tc.ranks, "suites", tc.cache, tc.env...)
 			if res.err != nil {
 				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
 			}

@@ -88,12 +88,29 @@ func config(tr *shm.Transport) pgas.Config {
 	}
 }
 
+// cacheConfig is config(tr) with the cache setting arg.
+func cacheConfig(tr *shm.Transport, arg string) (pgas.Config, error) {
+	cfg := config(tr)
+	cc, err := pgas.ParseCacheConfig(arg)
+	cfg.Cache = cc
+	return cfg, err
+}
+
 var bodies = map[string]ranktest.Body[*shm.Transport]{
-	"conformance": func(ctx context.Context, tr *shm.Transport, _ string) error {
-		return ranktest.Conformance(ctx, config(tr))
+	// arg: the cache setting (pgas.ParseCacheConfig), "" for none.
+	"conformance": func(ctx context.Context, tr *shm.Transport, arg string) error {
+		cfg, err := cacheConfig(tr, arg)
+		if err != nil {
+			return err
+		}
+		return ranktest.Conformance(ctx, cfg)
 	},
-	"colltest": func(ctx context.Context, tr *shm.Transport, _ string) error {
-		_, err := ranktest.Collectives(ctx, config(tr))
+	"colltest": func(ctx context.Context, tr *shm.Transport, arg string) error {
+		cfg, err := cacheConfig(tr, arg)
+		if err != nil {
+			return err
+		}
+		_, err = ranktest.Collectives(ctx, cfg)
 		return err
 	},
 	"jobs":       jobsBody,

@@ -32,6 +32,28 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestConformanceCache: the suites with the remote-reference cache on,
+// one geometry that evicts on almost every access and MuPC's defaults.
+// Rank processes share no Go memory, so this also runs under -race.
+func TestConformanceCache(t *testing.T) {
+	for _, tc := range []struct {
+		ranks int
+		cache string
+	}{
+		{2, "lines=2,line=64,victim=1"},
+		{4, "on"},
+	} {
+		t.Run(fmt.Sprintf("ranks=%d/cache=%s", tc.ranks, tc.cache), func(t *testing.T) {
+			for _, body := range []string{"conformance", "colltest"} {
+				res := launch(t, tc.ranks, body, tc.cache, 8<<20)
+				if res.err != nil {
+					t.Fatalf("%s on %d shm ranks with cache %s: %v\nstderr:\n%s", body, tc.ranks, tc.cache, res.err, res.stderr)
+				}
+			}
+		})
+	}
+}
+
 func TestCollectives(t *testing.T) {
 	for _, ranks := range []int{2, 4} {
 		t.Run(fmt.Sprintf("ranks=%d", ranks), func(t *testing.T) {
