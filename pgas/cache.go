@@ -242,6 +242,7 @@ type rcache struct {
 	shift  uint
 	mask   int64 // LineBytes-1
 	segs   [][]cacheLine
+	lmask  int64 // Lines-1 if Lines is a power of two, else -1 (then a slot is num%Lines)
 	victim []cacheLine
 	vnext  int
 	epoch  uint32
@@ -254,7 +255,10 @@ type rcache struct {
 func newCache(r *Rank, cfg CacheConfig) *rcache {
 	cfg = cfg.WithDefaults()
 	c := &rcache{r: r, cfg: cfg, shift: uint(bits.TrailingZeros(uint(cfg.LineBytes))), mask: int64(cfg.LineBytes - 1),
-		segs: make([][]cacheLine, r.n), epoch: 1, st: &r.stats.Cache}
+		segs: make([][]cacheLine, r.n), epoch: 1, st: &r.stats.Cache, lmask: -1}
+	if cfg.Lines&(cfg.Lines-1) == 0 {
+		c.lmask = int64(cfg.Lines - 1)
+	}
 	if cfg.VictimLines > 0 {
 		c.victim = c.newLines(cfg.VictimLines)
 	}
@@ -285,6 +289,9 @@ func (c *rcache) slot(rank int, num int64) *cacheLine {
 	if s == nil {
 		s = c.newLines(c.cfg.Lines)
 		c.segs[rank] = s
+	}
+	if c.lmask >= 0 {
+		return &s[num&c.lmask]
 	}
 	return &s[num%int64(len(s))]
 }
@@ -462,6 +469,14 @@ func (l *cacheLine) markDirty(lo, hi int) {
 // get fills dst from (rank, off) through the cache; dst fits in two lines.
 // An access hits when its line is held with the bytes it reads.
 func (c *rcache) get(ctx context.Context, rank int, off int64, dst []byte) error {
+	// The hit in a slot, inside one line.
+	if num, lo := off>>c.shift, int(off&c.mask); lo+len(dst) <= c.cfg.LineBytes && c.segs[rank] != nil {
+		if s := c.slot(rank, num); s.full && s.holds(c.epoch, rank, num) {
+			c.st.Hits++
+			copy(dst, s.data[lo:])
+			return nil
+		}
+	}
 	for len(dst) > 0 {
 		num, lo := off>>c.shift, int(off&c.mask)
 		k := min(len(dst), c.cfg.LineBytes-lo)

@@ -23,6 +23,9 @@ func BenchmarkSpMV(b *testing.B) {
 				benchSteps(b, pgas.Config{Ranks: ranks, SegmentBytes: 64 << 20}, p, s)
 			})
 		}
+		b.Run(fmt.Sprintf("ranks=%d/n=%d/v1+cache", ranks, p.N), func(b *testing.B) {
+			benchSteps(b, pgas.Config{Ranks: ranks, SegmentBytes: 64 << 20, Cache: pgas.CacheConfig{Lines: pgas.DefaultCacheLines}}, p, V1)
+		})
 	}
 }
 
@@ -56,6 +59,12 @@ func BenchmarkSpMVCluster(b *testing.B) {
 			benchSteps(b, pgas.Config{Ranks: 4, RanksPerNode: 2, SegmentBytes: 64 << 20, Transport: wrap.NewNodeLatency(inproc.New(), link)}, p, s)
 		})
 	}
+	// v1 with the remote-reference cache (MuPC's defaults): its element
+	// gets of x hit lines loaded once per step.
+	b.Run(fmt.Sprintf("nodes=2x2/n=%d/v1+cache", p.N), func(b *testing.B) {
+		benchSteps(b, pgas.Config{Ranks: 4, RanksPerNode: 2, SegmentBytes: 64 << 20, Transport: wrap.NewNodeLatency(inproc.New(), link),
+			Cache: pgas.CacheConfig{Lines: pgas.DefaultCacheLines}}, p, V1)
+	})
 }
 
 // benchSteps times b.N steps of strategy s on a job of cfg, from rank 0,

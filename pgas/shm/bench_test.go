@@ -29,6 +29,8 @@ const (
 	benchEPGet             // transport Endpoint.Get
 	benchPingPong          // FetchAdd on the peer's word, Load on one's own
 	benchBarrier           // Endpoint.Barrier
+	benchElemSeq           // Array.Get of the next element (size: 1 with the cache on, 0 off)
+	benchElemRand          // Array.Get of a random element (size as above)
 )
 
 var benchSizes = []int{8, 64 << 10, 4 << 20}
@@ -86,6 +88,21 @@ func benchOneSided(b *testing.B, kind int) {
 				copy(dst, src)
 			}
 		})
+	}
+}
+
+// BenchmarkElemGet: rank 0 reads rank 1's int64s one Array.Get at a
+// time, the next one or one at random (ranktest.ElemGets), with the
+// remote-reference cache off and on (MuPC's default geometry, 256 lines
+// of 1 KiB per remote rank, half the 512 KiB read).
+func BenchmarkElemGet(b *testing.B) {
+	for _, kind := range []int{benchElemSeq, benchElemRand} {
+		for _, cache := range []int{0, 1} {
+			name := fmt.Sprintf("ranks=2/%s/cache=%s", map[int]string{benchElemSeq: "stride1", benchElemRand: "random"}[kind], map[int]string{0: "off", 1: "on"}[cache])
+			b.Run(name, func(b *testing.B) {
+				runBench(b, kind, cache, 8)
+			})
+		}
 	}
 }
 
@@ -175,11 +192,23 @@ func runBenchRanks(b *testing.B, ranks, kind, size int, bytesPerOp int64) {
 func benchBody(ctx context.Context, tr *shm.Transport, arg string) error {
 	args := ranktest.ArgInts(arg)
 	kind, size, n := int(args[0]), int(args[1]), int(args[2])
-	if kind >= benchEPPut {
+	if kind >= benchEPPut && kind <= benchBarrier {
 		return benchEndpoint(ctx, tr, kind, size, n)
 	}
 	cfg := config(tr)
 	cfg.FragmentBytes = 4 << 20
+	if kind == benchElemSeq || kind == benchElemRand {
+		if size == 1 {
+			cfg.Cache = pgas.CacheConfig{Lines: pgas.DefaultCacheLines}
+		}
+		return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+			op, err := ranktest.ElemGets(ctx, r, kind == benchElemRand, 1)
+			if err != nil {
+				return err
+			}
+			return ranktest.TimeOps(ctx, r, op, n, false)
+		})
+	}
 	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 		if kind == benchAllgatherV {
 			// Done on both ranks when the slower one is.

@@ -144,3 +144,32 @@ func OneSided(ctx context.Context, r *pgas.Rank, size int, get bool) (func() err
 	}
 	return func() error { return r.PutBytes(ctx, 1, reg.Off, buf) }, nil
 }
+
+// ElemGetElems is the length of the array ElemGets reads: 512 KiB of
+// int64s on rank 1, twice MuPC's default cache of 256 lines of 1 KiB.
+const ElemGetElems = 64 << 10
+
+// ElemGets allocates an int64 array of ElemGetElems elements on each rank
+// (a collective call) and returns an operation by which rank 0 reads one
+// element with Array.Get: the next one (stride 1) or, with random, one
+// at random, the two access patterns of the seeds' streaming remote
+// access benchmark, from rank peer's elements. The other ranks get a nil
+// operation.
+func ElemGets(ctx context.Context, r *pgas.Rank, random bool, peer int) (func() error, error) {
+	// Block b of ElemGetElems elements is on rank b%N: read block peer.
+	a, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N())*ElemGetElems, ElemGetElems)
+	if err != nil || r.ID() != 0 {
+		return nil, err
+	}
+	var i, x uint64
+	return func() error {
+		if random {
+			x = x*6364136223846793005 + 1442695040888963407
+			i = (x >> 33) % ElemGetElems
+		} else {
+			i = (i + 1) % ElemGetElems
+		}
+		_, err := a.Get(ctx, int64(peer)*ElemGetElems+int64(i))
+		return err
+	}, nil
+}
