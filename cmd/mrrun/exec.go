@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/shm"
 )
 
@@ -30,6 +32,7 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tr := fs.String("transport", "shm", "how the ranks communicate: shm")
 	seg := fs.String("segment-bytes", "16MiB", "shared segment capacity per rank (k, MB, MiB, ... suffixes)")
 	stopGrace := fs.Duration("stop-grace", defaultStopGrace, stopGraceHelp)
+	cache := fs.String("cache", "", cacheHelp+" (sets "+launch.EnvCache+" for the ranks: launch.FromEnv reads it)")
 	fs.SetInterspersed(false)
 	if err := parseFlags(fs, args, stdout, execHelp); err != nil {
 		return err
@@ -47,6 +50,13 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkStopGrace(*stopGrace); err != nil {
 		return err
 	}
+	var env []string
+	if *cache != "" {
+		if _, err := pgas.ParseCacheConfig(*cache); err != nil {
+			return usagef("exec: --cache %s: %v", *cache, err)
+		}
+		env = append(os.Environ(), launch.EnvCache+"="+*cache)
+	}
 	prog := fs.Args()
 	if len(prog) == 0 {
 		return usagef("exec: no program given (usage: mrrun exec -np N -- PROGRAM [ARGS...])")
@@ -55,7 +65,7 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// The ranks' output is copied to it while notices are written.
 		stderr = &syncWriter{w: stderr}
 	}
-	err = shm.Launch(ctx, shm.LaunchOptions{Ranks: *np, Argv: prog, Stdout: stdout, Stderr: stderr, SegmentBytes: segBytes,
+	err = shm.Launch(ctx, shm.LaunchOptions{Ranks: *np, Argv: prog, Env: env, Stdout: stdout, Stderr: stderr, SegmentBytes: segBytes,
 		StopGrace: *stopGrace,
 		Notice:    func(msg string) { fmt.Fprintf(stderr, "mrrun: %s\n", msg) },
 	})

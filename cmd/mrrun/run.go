@@ -36,13 +36,14 @@ type jobSpec struct {
 	transport    string // "inproc"
 	ranks        int
 	ranksPerNode int
-	segmentBytes int64          // 0: pgas.DefaultSegmentBytes
-	memoryBytes  int64          // pgas.Config.MemoryBytes: 0 no bound
-	memoryFrom   string         // where memoryBytes comes from, for --stats
-	tmpDir       string         // pgas.Config.TmpDir
-	turns        int            // pgas.Config.Turns
-	link         *wrap.NodeLink // --link: the emulated network between inproc's logical nodes
-	baseline     string         // "", "seq" or "goroutines"
+	segmentBytes int64            // 0: pgas.DefaultSegmentBytes
+	cache        pgas.CacheConfig // the remote-reference cache (--cache)
+	memoryBytes  int64            // pgas.Config.MemoryBytes: 0 no bound
+	memoryFrom   string           // where memoryBytes comes from, for --stats
+	tmpDir       string           // pgas.Config.TmpDir
+	turns        int              // pgas.Config.Turns
+	link         *wrap.NodeLink   // --link: the emulated network between inproc's logical nodes
+	baseline     string           // "", "seq" or "goroutines"
 	opts         jobOpts
 	// rankHook, if not nil, runs on every rank before its job (see
 	// stallHook).
@@ -69,6 +70,9 @@ type jobStats struct {
 	CPU          time.Duration // the processor time of the job's process over Wall (inproc: every rank's); 0: unknown
 	Procs        int           // GOMAXPROCS: the processors the process may use at once
 }
+
+// cacheHelp is the help of --cache.
+const cacheHelp = "the remote-reference cache of every rank for element gets and puts to other ranks (seeds/001's MuPC cache): on (256 lines of 1KiB per remote rank, 16 victim lines), off, or lines=N,line=BYTES,victim=N"
 
 // transports lists the transports this build has.
 var transports = []string{"inproc", "shm", "mpi"}
@@ -107,7 +111,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		return nil, usagef("unknown baseline %q (want seq, goroutines or mrmpi)", spec.baseline)
 	}
 	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode, SegmentBytes: spec.segmentBytes,
-		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir, Turns: spec.turns}
+		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir, Turns: spec.turns, Cache: spec.cache}
 	// A job that does not answer an interrupt in time is left running
 	// when mrrun exits (runWithDeadline): its spill files go first.
 	defer atForcedExit(ctx, func() { reduce.RemoveSpills(spec.tmpDir) })()
@@ -240,7 +244,7 @@ func nodeLink(v string, ranksPerNode int) (wrap.NodeLink, error) {
 type runFlags struct {
 	np, ranksPerNode, root, top    int
 	segmentBytes, memory, tmp      string
-	link                           string
+	link, cache                    string
 	transport, dist, mapMode, mode string
 	gather, baseline, words        string
 	inputFormat, png, output       string
@@ -260,6 +264,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.transport, "transport", "inproc", "how ranks communicate: "+strings.Join(transports, ", "))
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
 	fs.StringVar(&f.link, "link", "", "inproc: emulate a network between the logical nodes of --ranks-per-node: LATENCY[,BANDWIDTH], e.g. 5us,5GB/s; an operation between ranks of different nodes takes the latency plus its bytes at the bandwidth (shared by a node's ranks), one within a node nothing more")
+	fs.StringVar(&f.cache, "cache", "", cacheHelp)
 	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; pages nobody uses cost no memory")
 	fs.StringVar(&f.memory, "memory", "auto", "memory the job's pairs may hold on a node, shared by its ranks; past it they spill to files in --tmp (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound). The segments (--segment-bytes) are apart from it")
 	fs.StringVar(&f.tmp, "tmp", "", "directory for the files pairs spill to under --memory (default: $TMPDIR or /tmp)")
@@ -324,6 +329,13 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 			return s, usagef("--link %s: %v", f.link, err)
 		}
 		s.link = &link
+	}
+	if f.cache != "" {
+		cc, err := pgas.ParseCacheConfig(f.cache)
+		if err != nil {
+			return s, usagef("--cache %s: %v", f.cache, err)
+		}
+		s.cache = cc
 	}
 	if f.turns < -1 {
 		return s, usagef("--turns %d: want -1 (none), 0 (GOMAXPROCS) or a number of ranks", f.turns)

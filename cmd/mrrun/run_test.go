@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pgasmr/pgasmr/pgas/launch"
 	"image/png"
 	"os"
 	"os/exec"
@@ -866,11 +867,17 @@ func TestExec(t *testing.T) {
 		{[]string{"exec", "-np", "0", "--", "true"}, "-np 0"},
 		{[]string{"exec", "--transport", "inproc", "--", "true"}, `--transport "inproc"`},
 		{[]string{"exec", "--segment-bytes", "7", "--", "true"}, "--segment-bytes 7"},
+		{[]string{"exec", "--cache", "lines=3,line=100", "--", "true"}, "--cache lines=3,line=100: pgas: cache line = 100 bytes"},
+		{[]string{"--cache", "lines=x", "wordcount", "."}, `--cache lines=x: pgas: cache setting "lines=x"`},
 	} {
 		r := mrrun(t, c.args...).want(t, 2)
 		checkOneLine(t, c.args, r.stderr, c.want)
 	}
 	mrrun(t, "exec", "-np", "2", "--", "true").want(t, 0)
+	// --cache reaches the ranks as launch.EnvCache, which FromEnv reads.
+	if r := mrrun(t, "exec", "-np", "2", "--cache", "lines=8", "--", "sh", "-c", "echo $"+launch.EnvCache).want(t, 0); r.stdout != "lines=8\nlines=8\n" {
+		t.Errorf("ranks' %s: %q; want lines=8 from each", launch.EnvCache, r.stdout)
+	}
 	r := mrrun(t, "exec", "-np", "2", "--", "false").want(t, 1)
 	checkOneLine(t, nil, r.stderr, "exit status 1")
 	r = mrrun(t, "exec", "-np", "2", "--", "/nonexistent/prog").want(t, 1)

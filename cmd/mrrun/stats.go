@@ -60,10 +60,14 @@ type rankStatsJSON struct {
 	BytesReceived int64 `json:"bytes_received"`
 	// The part of them that crossed a node boundary (several logical
 	// nodes only, --ranks-per-node): what a cluster's network carries.
-	BytesSentOffNode     int64      `json:"bytes_sent_off_node,omitempty"`
-	BytesReceivedOffNode int64      `json:"bytes_received_off_node,omitempty"`
-	Messages             int64      `json:"messages"`
-	PhasesS              phasesJSON `json:"phases_s"`
+	BytesSentOffNode     int64 `json:"bytes_sent_off_node,omitempty"`
+	BytesReceivedOffNode int64 `json:"bytes_received_off_node,omitempty"`
+	Messages             int64 `json:"messages"`
+	// The remote-reference cache's element accesses (--cache), when it
+	// served any.
+	CacheHits   int64      `json:"cache_hits,omitempty"`
+	CacheMisses int64      `json:"cache_misses,omitempty"`
+	PhasesS     phasesJSON `json:"phases_s"`
 }
 
 func phases(r mr.JobStats) phasesJSON {
@@ -98,7 +102,8 @@ func (s jobStats) toJSON() statsJSON {
 		out.PerRank[i] = rankStatsJSON{Rank: i, PairsEmitted: r.Reduce.PairsEmitted, PairsMoved: r.Reduce.PairsMoved,
 			NodePairs: r.Reduce.NodePairs, NodeOverflow: r.Reduce.NodeOverflow,
 			Rounds: r.Reduce.Rounds, SpillFiles: r.Reduce.SpillFiles, SpillBytes: r.Reduce.SpillBytes,
-			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p}
+			BytesSent: sent, BytesReceived: recv, Messages: r.Runtime.Messages(), PhasesS: p,
+			CacheHits: r.Runtime.Cache.Hits, CacheMisses: r.Runtime.Cache.Misses}
 		if out.RanksPerNode < s.Ranks {
 			pr := &out.PerRank[i]
 			pr.BytesSentOffNode, pr.BytesReceivedOffNode = pgas.MovedOffNode(runtime, i, out.RanksPerNode)
@@ -163,9 +168,10 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 	if j.MemoryLimit != "" {
 		fmt.Fprintf(w, "memory limit: %s\n", j.MemoryLimit)
 	}
-	spilled := false
+	spilled, cached := false, false
 	for _, r := range j.PerRank {
 		spilled = spilled || r.SpillFiles > 0 || r.Rounds > 0
+		cached = cached || r.CacheHits+r.CacheMisses > 0
 	}
 	if j.MemoryBudgetBytes > 0 {
 		fmt.Fprintf(w, "memory budget: %s (%s), %s a rank\n", sizeString(j.MemoryBudgetBytes), j.MemoryBudget, sizeString(j.MemoryBudgetBytes/int64(max(min(j.RanksPerNode, j.Ranks), 1))))
@@ -184,6 +190,9 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 	if spilled {
 		head += "rounds\tspilled\t"
 	}
+	if cached {
+		head += "cache hits\tmisses\t"
+	}
 	fmt.Fprintln(tw, head)
 	for _, r := range j.PerRank {
 		node := fmt.Sprint(r.NodePairs)
@@ -197,6 +206,9 @@ func writeStats(w io.Writer, s jobStats, format string) error {
 		}
 		if spilled {
 			fmt.Fprintf(tw, "%d\t%d files, %s\t", r.Rounds, r.SpillFiles, sizeString(r.SpillBytes))
+		}
+		if cached {
+			fmt.Fprintf(tw, "%d\t%d\t", r.CacheHits, r.CacheMisses)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -17,11 +17,16 @@
 // by an MPI launcher (`mpirun -np N ./prog`, mpiexec, srun --mpi=pmix), each
 // runs its rank over the MPI transport, if the program was built with
 // -tags mpi or -tags mpich (FromEnv says how to rebuild if it was not).
+//
+// Settings a user may want to change without rebuilding come from the
+// environment too: EnvCache turns on the remote-reference cache
+// (pgas.Config.Cache) in any of these cases.
 package launch
 
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -56,6 +61,10 @@ func Launched() (string, error) {
 // segments per job. The process should call mpi.Transport.Finalize, which
 // the returned cfg.Transport is, once its last job is done.
 func FromEnv(cfg pgas.Config) (pgas.Config, error) {
+	cfg, err := cacheFromEnv(cfg)
+	if err != nil {
+		return cfg, err
+	}
 	tr, ok, err := shmFromEnv()
 	if err != nil {
 		return cfg, fmt.Errorf("launch: %w", err)
@@ -71,6 +80,26 @@ func FromEnv(cfg pgas.Config) (pgas.Config, error) {
 	case cfg.SegmentBytes > tr.SegmentBytes():
 		return cfg, fmt.Errorf("launch: the job asks for %d-byte segments but the shm launcher reserved %d per rank", cfg.SegmentBytes, tr.SegmentBytes())
 	}
+	return cfg, nil
+}
+
+// EnvCache, when set, is the remote-reference cache setting of every job
+// FromEnv configures, in pgas.ParseCacheConfig's form ("on", "off",
+// "lines=64,line=1024,victim=16"); it replaces cfg.Cache. mrrun's --cache
+// flag sets it for the ranks it launches.
+const EnvCache = "PGASMR_CACHE"
+
+// cacheFromEnv applies EnvCache to cfg.
+func cacheFromEnv(cfg pgas.Config) (pgas.Config, error) {
+	v, ok := os.LookupEnv(EnvCache)
+	if !ok || strings.TrimSpace(v) == "" {
+		return cfg, nil
+	}
+	cc, err := pgas.ParseCacheConfig(v)
+	if err != nil {
+		return cfg, fmt.Errorf("launch: %s=%q: %w", EnvCache, v, err)
+	}
+	cfg.Cache = cc
 	return cfg, nil
 }
 

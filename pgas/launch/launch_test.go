@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -60,5 +61,25 @@ func TestMPIWithoutTag(t *testing.T) {
 	}
 	if kind, err := Launched(); kind != "mpi" || !errors.Is(err, mpi.ErrNotBuilt) {
 		t.Errorf("Launched = %q, %v; want \"mpi\" and mpi.ErrNotBuilt", kind, err)
+	}
+}
+
+// TestCacheFromEnv: EnvCache sets the job's cache, launched or not; a
+// bad value is an error naming the variable.
+func TestCacheFromEnv(t *testing.T) {
+	t.Setenv(shm.EnvSegment, "")
+	noMPI(t)
+	t.Setenv(EnvCache, "lines=8,line=64")
+	got, err := FromEnv(pgas.Config{Ranks: 2})
+	if want := (pgas.CacheConfig{Lines: 8, LineBytes: 64, VictimLines: pgas.DefaultVictimLines}); err != nil || got.Cache != want {
+		t.Fatalf("FromEnv with %s=lines=8,line=64: %+v, %v; want cache %+v", EnvCache, got.Cache, err, want)
+	}
+	t.Setenv(EnvCache, "off")
+	if got, err := FromEnv(pgas.Config{Ranks: 2, Cache: pgas.CacheConfig{Lines: 4}}); err != nil || got.Cache.On() {
+		t.Fatalf("FromEnv with %s=off: %+v, %v; want the cache off", EnvCache, got.Cache, err)
+	}
+	t.Setenv(EnvCache, "lines=4,line=12")
+	if _, err := FromEnv(pgas.Config{Ranks: 2}); err == nil || !strings.Contains(err.Error(), EnvCache) {
+		t.Fatalf("FromEnv with a bad %s: %v; want an error naming it", EnvCache, err)
 	}
 }
