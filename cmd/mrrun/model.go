@@ -42,11 +42,112 @@ cluster (wrap.NewNodeLatency), whose inter-node link the calibration
 measures like any other. The measured time is the median of --steps
 steps timed on rank 0 between barriers, after one untimed step.
 
+With --cache, v1 runs once more in a job with the remote-reference
+cache on (row v1+cache), predicted after seeds/001 §7.2 from the hits
+and line loads the cache counted in one step (pgas/model.PredictV1Cache).
+
   mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s
+  mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s --cache on
   mrrun model -np 2 --format json
 
 Flags:
 `
+
+// medianStep runs one untimed step of s and then steps timed on rank 0
+// between barriers, and returns their median in seconds.
+func medianStep(ctx context.Context, r *pgas.Rank, sv *spmv.Solver, s spmv.Strategy, steps int) (float64, error) {
+	if err := sv.Step(ctx, s); err != nil { // untimed: first touches
+		return 0, err
+	}
+	times := make([]float64, steps)
+	for k := range times {
+		if err := r.Barrier(ctx); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		if err := sv.Step(ctx, s); err != nil { // ends with a barrier
+			return 0, err
+		}
+		times[k] = time.Since(t0).Seconds()
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
+}
+
+// modelCacheRow measures and predicts v1 in a job whose ranks have the
+// remote-reference cache on: the prediction (model.PredictV1Cache) takes
+// the hits and line loads every rank's cache counted in one step.
+func modelCacheRow(ctx context.Context, r *pgas.Rank, dir string, p spmv.Params, blk int64, rnz, steps int) (modelRow, error) {
+	cal, _, err := calibration(ctx, r, dir, false)
+	if err != nil {
+		return modelRow{}, err
+	}
+	sv, err := spmv.NewSolver(ctx, r, p, blk, spmv.V1)
+	if err != nil {
+		return modelRow{}, err
+	}
+	c, err := model.InspectAll(ctx, r, sv.X().Layout(), sv.Cols())
+	if err != nil {
+		return modelRow{}, err
+	}
+	params := cal.Params
+	if params.TauHit, err = hitCost(ctx, r, sv.X()); err != nil {
+		return modelRow{}, err
+	}
+	if err := sv.Step(ctx, spmv.V1); err != nil {
+		return modelRow{}, err
+	}
+	r.ResetStats()
+	if err := sv.Step(ctx, spmv.V1); err != nil {
+		return modelRow{}, err
+	}
+	per, _, err := r.AllStats(ctx)
+	if err != nil {
+		return modelRow{}, err
+	}
+	rpn := r.Config().RanksPerNode
+	cc := make([]model.CacheCounts, len(per))
+	for i, st := range per {
+		same, other := st.ByNode(rpn)
+		cc[i] = model.CacheCounts{Hits: st.Cache.Hits, Fetches: model.Classes{Local: same.Messages, Remote: other.Messages},
+			FetchBytes: model.Classes{Local: same.BytesReceived, Remote: other.BytesReceived}}
+	}
+	pd := model.PredictV1Cache(params, model.Problem{RNZ: rnz, ValueBytes: 8, IndexBytes: 8, StepBarriers: 1, Ranks: c}, cc)
+	m, err := medianStep(ctx, r, sv, spmv.V1, steps)
+	if err != nil {
+		return modelRow{}, err
+	}
+	return modelRow{Strategy: "v1+cache", PredictedS: pd.Total, MeasuredS: m, ErrorPct: 100 * (pd.Total - m) / m, SlowestRank: pd.Rank}, nil
+}
+
+// hitCost measures on this rank the time of an element Get the cache
+// serves: the next element of another rank's block, again and again,
+// after the first load. It is collective (it ends with a barrier, which
+// empties the cache).
+func hitCost(ctx context.Context, r *pgas.Rank, x *pgas.Array[float64]) (float64, error) {
+	const gets = 1 << 16
+	i := int64(-1)
+	for g := range x.Len() {
+		if x.Layout().Owner(g) == (r.ID()+1)%r.N() {
+			i = g
+			break
+		}
+	}
+	var d time.Duration
+	if i >= 0 && r.N() > 1 {
+		if _, err := x.Get(ctx, i); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		for range gets {
+			if _, err := x.Get(ctx, i); err != nil {
+				return 0, err
+			}
+		}
+		d = time.Since(t0)
+	}
+	return d.Seconds() / gets, r.Barrier(ctx)
+}
 
 // modelRow is one strategy's prediction and measurement.
 type modelRow struct {
@@ -69,7 +170,8 @@ type modelReport struct {
 	Far          float64            `json:"far"`
 	Block        int64              `json:"block"`
 	Steps        int                `json:"steps"`
-	Calibration  string             `json:"calibration"` // the file, and whether it was measured now
+	Calibration  string             `json:"calibration"`     // the file, and whether it was measured now
+	Cache        string             `json:"cache,omitempty"` // the cache of the v1+cache row (--cache)
 	Params       model.Params       `json:"params"`
 	Rows         []modelRow         `json:"strategies"`
 	Counts       []model.RankCounts `json:"counts_v3,omitempty"`
@@ -89,6 +191,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	recal := fs.Bool("recalibrate", false, "measure the parameters again even if a calibration is saved")
 	format := fs.String("format", "text", "text or json")
 	seg := fs.String("segment-bytes", "", "each rank's shared segment (default: sized to the matrix)")
+	cacheFlag := fs.String("cache", "", "also run v1 with the remote-reference cache: on or lines=N,line=BYTES,victim=N (see mrrun --help)")
 	if err := parseFlags(fs, args, stdout, modelHelp); err != nil {
 		return err
 	}
@@ -126,6 +229,14 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		cfg.SegmentBytes = b
 	}
+	var cache pgas.CacheConfig
+	if *cacheFlag != "" {
+		cc, err := pgas.ParseCacheConfig(*cacheFlag)
+		if err != nil {
+			return usagef("model: --cache %s: %v", *cacheFlag, err)
+		}
+		cache = cc
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fmt.Errorf("model: --calibrations %s: %w", *dir, err)
 	}
@@ -148,22 +259,10 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 			pd := model.Predict(cal.Params, model.Problem{RNZ: *rnz, ValueBytes: 8, IndexBytes: 8, StepBarriers: 1, Ranks: c}, model.Strategies[i])
-			if err := sv.Step(ctx, s); err != nil { // untimed: first touches
+			m, err := medianStep(ctx, r, sv, s, *steps)
+			if err != nil {
 				return err
 			}
-			times := make([]float64, *steps)
-			for k := range times {
-				if err := r.Barrier(ctx); err != nil {
-					return err
-				}
-				t0 := time.Now()
-				if err := sv.Step(ctx, s); err != nil { // ends with a barrier
-					return err
-				}
-				times[k] = time.Since(t0).Seconds()
-			}
-			slices.Sort(times)
-			m := times[len(times)/2]
 			rows = append(rows, modelRow{Strategy: s.String(), PredictedS: pd.Total, MeasuredS: m, ErrorPct: 100 * (pd.Total - m) / m, SlowestRank: pd.Rank})
 			counts = c
 		}
@@ -174,6 +273,21 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
+	}
+	if cache.On() {
+		ccfg := cfg
+		ccfg.Cache = cache
+		err := pgas.Run(ctx, ccfg, func(ctx context.Context, r *pgas.Rank) error {
+			row, err := modelCacheRow(ctx, r, *dir, p, *blk, *rnz, *steps)
+			if r.ID() == 0 && err == nil {
+				rep.Rows = append(rep.Rows, row)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("model: v1 with the cache: %w", err)
+		}
+		rep.Cache = cache.String()
 	}
 	if *format == "json" {
 		b, err := json.MarshalIndent(rep, "", "  ")

@@ -30,7 +30,17 @@ func TestModel(t *testing.T) {
 			}
 		}
 	}
-	r := mrrun(t, args...).want(t, 0)
+	// --cache adds v1 run with the cache, whose line loads the model
+	// prices: predicted and measured.
+	r := mrrun(t, append(args, "--cache", "lines=64,line=512", "--format", "json")...).want(t, 0)
+	var rep modelReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("--cache: not JSON: %v\n%s", err, r.stdout)
+	}
+	if n := len(rep.Rows); n != 4 || rep.Rows[3].Strategy != "v1+cache" || !(rep.Rows[3].PredictedS > 0) || !(rep.Rows[3].MeasuredS > 0) || rep.Cache != "lines=64,line=512,victim=16" {
+		t.Errorf("--cache: cache %q, rows %+v; want a fourth, v1+cache", rep.Cache, rep.Rows)
+	}
+	r = mrrun(t, args...).want(t, 0)
 	for _, s := range []string{"predicted", "measured", "v1", "v2", "v3", "W_priv"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("table lacks %q:\n%s", s, r.stdout)
@@ -45,6 +55,7 @@ func TestModel(t *testing.T) {
 		{[]string{"model", "--link", "5us"}, "--ranks-per-node"},
 		{[]string{"model", "--format", "xml"}, "--format"},
 		{[]string{"model", "extra"}, "no arguments"},
+		{[]string{"model", "--cache", "lines=4,line=3"}, "--cache lines=4,line=3"},
 	} {
 		if r := mrrun(t, c.args...).want(t, 2); !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: stderr %q does not name %s", c.args, r.stderr, c.want)

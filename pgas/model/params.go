@@ -56,6 +56,9 @@ type Params struct {
 	// an access into a load (the paper counts it as private work); a
 	// software runtime makes it a call. Zero: free, the paper's model.
 	TauOwn float64 `json:"tau_own,omitempty"`
+	// TauHit is one access served by the remote-reference cache
+	// (pgas.Config.Cache), used by PredictV1Cache. Zero means TauOwn.
+	TauHit float64 `json:"tau_hit,omitempty"`
 	// MsgLocal is the start-up of one bulk message between ranks of a node
 	// (the intercept of the ping-pong fit). The paper has none: zero.
 	MsgLocal float64 `json:"msg_local,omitempty"`
@@ -103,6 +106,13 @@ func (p Params) tauLocal() float64 {
 	return float64(p.CacheLine) / p.wLocal() // eq. 9
 }
 
+func (p Params) tauHit() float64 {
+	if p.TauHit > 0 {
+		return p.TauHit
+	}
+	return p.TauOwn
+}
+
 func (p Params) msgRemote() float64 {
 	if p.MsgRemote > 0 {
 		return p.MsgRemote
@@ -129,7 +139,7 @@ func (p Params) Validate() error {
 		name string
 		v    float64
 	}{
-		{"WRem", p.WRem}, {"Tau", p.Tau}, {"WLocal", p.WLocal}, {"TauLocal", p.TauLocal}, {"TauOwn", p.TauOwn},
+		{"WRem", p.WRem}, {"Tau", p.Tau}, {"WLocal", p.WLocal}, {"TauLocal", p.TauLocal}, {"TauOwn", p.TauOwn}, {"TauHit", p.TauHit},
 		{"MsgLocal", p.MsgLocal}, {"MsgRemote", p.MsgRemote}, {"Barrier", p.Barrier},
 	} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
@@ -169,7 +179,7 @@ func (p Params) String() string {
 		v    float64
 		bw   bool
 	}{
-		{"W_local", p.WLocal, true}, {"tau_local", p.TauLocal, false}, {"tau_own", p.TauOwn, false}, {"msg_local", p.MsgLocal, false},
+		{"W_local", p.WLocal, true}, {"tau_local", p.TauLocal, false}, {"tau_own", p.TauOwn, false}, {"tau_hit", p.TauHit, false}, {"msg_local", p.MsgLocal, false},
 		{"W_rem", p.WRem, true}, {"tau", p.Tau, false}, {"msg_remote", p.MsgRemote, false},
 		{"barrier", p.Barrier, false},
 	} {

@@ -238,6 +238,48 @@ func PredictV1(p Params, pr Problem) Prediction {
 	return pd
 }
 
+// CacheCounts are one rank's counts of v1 run with the remote-reference
+// cache on (pgas.Config.Cache), over one iteration: what seeds/001 §7.2
+// reconciles its prediction with, taken from the runtime's counters.
+type CacheCounts struct {
+	// Hits are the rank's accesses to other ranks' elements that the
+	// cache served (pgas.CacheStats.Hits).
+	Hits int64 `json:"hits"`
+	// Fetches are the lines it loaded from ranks of its own node (Local)
+	// and of other nodes (Remote), and FetchBytes their bytes.
+	Fetches    Classes `json:"fetches"`
+	FetchBytes Classes `json:"fetch_bytes"`
+}
+
+// PredictV1Cache is v1's time with the remote-reference cache, after
+// seeds/001 §7.2: the accesses the cache served leave the remote counts
+// and cost TauHit each (a look-up in the rank's own memory; TauOwn if
+// not measured); each miss costs the
+// transfer of one line, as a block of eq. 11 does: MsgLocal +
+// 2*bytes/W_local from a rank of the node, MsgRemote (τ) + bytes/W_rem
+// from another node. cache holds every rank's counts, indexed like
+// pr.Ranks. Comm holds the accesses; the rest is as PredictV1.
+func PredictV1Cache(p Params, pr Problem, cache []CacheCounts) Prediction {
+	pd := Prediction{Strategy: V1, PerRank: make([]Terms, len(pr.Ranks))}
+	sync := pr.sync(p, pr.StepBarriers)
+	for i, c := range pr.Ranks {
+		cc := cache[i]
+		own := max(c.Rows*int64(pr.RNZ)-c.Indv.Local-c.Indv.Remote, 0)
+		t := Terms{
+			Comp: CompTime(p, pr, c),
+			Comm: times(own, p.TauOwn) + times(cc.Hits, p.tauHit()) +
+				times(cc.Fetches.Local, p.MsgLocal) + div(2*float64(cc.FetchBytes.Local), p.wLocal()) +
+				times(cc.Fetches.Remote, p.msgRemote()) + div(float64(cc.FetchBytes.Remote), p.WRem),
+			Sync: sync,
+		}
+		pd.PerRank[i] = t
+		if s := t.Sum(); i == 0 || s > pd.Total {
+			pd.Total, pd.Terms, pd.Rank, pd.Node = s, t, i, c.Node
+		}
+	}
+	return pd
+}
+
 // nodes groups rank indices by node, in node order.
 func (pr Problem) nodes() [][]int {
 	by := map[int][]int{}

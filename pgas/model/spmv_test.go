@@ -81,6 +81,30 @@ func TestPredictByHand(t *testing.T) {
 	}
 }
 
+// TestPredictV1Cache: hits are priced as own accesses, misses as line
+// transfers by node class (worked by hand).
+func TestPredictV1Cache(t *testing.T) {
+	p := model.Params{WPriv: 1e9, CacheLine: 64, WRem: 1e8, Tau: 1e-6, WLocal: 2e9, MsgLocal: 1e-7, TauOwn: 1e-8, Barrier: 1e-6}
+	pr := handProblem()
+	pr.StepBarriers = 1
+	cache := []model.CacheCounts{
+		{Hits: 14, Fetches: model.Classes{Local: 1}, FetchBytes: model.Classes{Local: 1024}},
+		{},
+		// Rank 2: 50*48/1e9 + (100-21+18)*1e-8 + 3*(1e-6) + 3072/1e8 + 1e-6.
+		{Hits: 18, Fetches: model.Classes{Remote: 3}, FetchBytes: model.Classes{Remote: 3072}},
+		{},
+	}
+	got := model.PredictV1Cache(p, pr, cache)
+	want := 2.4e-6 + 97e-8 + 3e-6 + 30.72e-6 + 1e-6
+	if !near(got.Total, want) || got.Rank != 2 {
+		t.Errorf("PredictV1Cache = %g s at rank %d; want %g at rank 2", got.Total, got.Rank, want)
+	}
+	// Rank 0: 100*48/1e9 + (200-15+14)*1e-8 + 1e-7 + 2*1024/2e9 + 1e-6.
+	if r0, w := got.PerRank[0].Sum(), 4.8e-6+199e-8+1e-7+1.024e-6+1e-6; !near(r0, w) {
+		t.Errorf("rank 0: %g s; want %g", r0, w)
+	}
+}
+
 // TestPredictFallbacks: the zero extensions are the paper's equations.
 func TestPredictFallbacks(t *testing.T) {
 	p := model.Params{WPriv: 3e9, CacheLine: 128, WRem: 1e9, Tau: 2e-6}
