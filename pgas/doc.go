@@ -42,6 +42,11 @@
 // CompareAndSwap, AtomicLoad) run at the owner of the word. Barrier, Notify
 // and Wait synchronise all ranks and imply a fence.
 //
+// With Config.Cache on, element Get and Put to other ranks go through a
+// per-rank software cache (CacheConfig), which keeps this model: what it
+// holds is written back and dropped at every Fence, Barrier, Notify, Wait
+// and atomic.
+//
 // # Collective calls
 //
 // AllAlloc, AllFree, AllAllocArray, AllLockAlloc, AllStats, Barrier, Notify,
