@@ -553,3 +553,76 @@ func (r *Rank) bypassCache(ctx context.Context, rank int, off int64, n int, put 
 	}
 	return r.cache.bypass(ctx, rank, off, n, put)
 }
+
+// Strided is a sub-box of a segment: see transport.Strided.
+type Strided = transport.Strided
+
+// GetStrided fills dst with the elements of s in rank's segment, packed in
+// row-major order (len(dst) must be s.Bytes()), as one operation: one
+// message, counted once, which the transport moves as one strided
+// transfer where it has one (inproc and shm copy straight from the mapped
+// segment; mpi uses a derived datatype) or one get per contiguous run. It
+// goes around the cache, after writing back the lines it overlaps.
+func (r *Rank) GetStrided(ctx context.Context, rank int, s Strided, dst []byte) error {
+	if err := r.stridedCheck("get", rank, s, len(dst)); err != nil {
+		return err
+	}
+	n := int(s.Bytes())
+	if rank == r.id {
+		transport.CopyStrided(r.seg, s, dst, true)
+		r.stats.countLocal(OpGet, n)
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	lo, hi := s.Span()
+	if err := r.bypassCache(ctx, rank, lo, int(hi-lo), false); err != nil {
+		return err
+	}
+	r.stats.countRemote(OpGet, rank, 0, n)
+	if err := r.ep.GetStrided(ctx, rank, s, dst); err != nil {
+		return fmt.Errorf("pgas: strided get of %d bytes of rank %d at %d: %w", n, rank, s.Off, err)
+	}
+	return nil
+}
+
+// PutStrided stores src's packed elements into the elements of s in
+// rank's segment (len(src) must be s.Bytes()), as one operation, complete
+// at the target at this rank's next Fence or Barrier. See GetStrided.
+func (r *Rank) PutStrided(ctx context.Context, rank int, s Strided, src []byte) error {
+	if err := r.stridedCheck("put", rank, s, len(src)); err != nil {
+		return err
+	}
+	n := int(s.Bytes())
+	if rank == r.id {
+		transport.CopyStrided(r.seg, s, src, false)
+		r.stats.countLocal(OpPut, n)
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	lo, hi := s.Span()
+	if err := r.bypassCache(ctx, rank, lo, int(hi-lo), true); err != nil {
+		return err
+	}
+	r.stats.countRemote(OpPut, rank, n, 0)
+	if err := r.ep.PutStrided(ctx, rank, s, src); err != nil {
+		return fmt.Errorf("pgas: strided put of %d bytes to rank %d at %d: %w", n, rank, s.Off, err)
+	}
+	return nil
+}
+
+// stridedCheck panics on a rank that does not exist and returns an error
+// for a bad box or a buffer of the wrong size.
+func (r *Rank) stridedCheck(op string, rank int, s Strided, buf int) error {
+	r.checkRank(rank)
+	if err := s.Check(int64(len(r.seg))); err != nil {
+		return fmt.Errorf("pgas: strided %s at rank %d: %w", op, rank, err)
+	}
+	if int64(buf) != s.Bytes() {
+		return fmt.Errorf("pgas: strided %s at rank %d: buffer of %d bytes for %d elements of %d", op, rank, buf, s.Count(), s.Elem)
+	}
+	return nil
+}

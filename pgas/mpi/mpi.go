@@ -118,6 +118,34 @@ static int pg_get(MPI_Win w, int rank, MPI_Aint off, uintptr_t dst, int64_t n, i
 	return MPI_Win_flush(rank, w);
 }
 
+// pg_strided gets (put == 0) or puts the elements of a strided box of
+// the target's window as one MPI_Get or MPI_Put: the target side is a
+// derived datatype (hvectors nested from the last dimension out, over
+// elem bytes), the origin side n packed bytes.
+static int pg_strided(MPI_Win w, int rank, MPI_Aint off, uintptr_t buf, int64_t n, int nd,
+		const int64_t *shape, const int64_t *strides, int64_t elem, int put) {
+	MPI_Datatype t, u;
+	int rc = MPI_Type_contiguous((int)elem, MPI_BYTE, &t);
+	if (rc != MPI_SUCCESS) return rc;
+	for (int k = nd - 1; k >= 0; k--) {
+		rc = MPI_Type_create_hvector((int)shape[k], 1, (MPI_Aint)strides[k], t, &u);
+		MPI_Type_free(&t);
+		if (rc != MPI_SUCCESS) return rc;
+		t = u;
+	}
+	rc = MPI_Type_commit(&t);
+	if (rc != MPI_SUCCESS) { MPI_Type_free(&t); return rc; }
+	if (put) {
+		rc = MPI_Put((const void *)buf, (int)n, MPI_BYTE, rank, off, 1, t, w);
+		if (rc == MPI_SUCCESS) rc = MPI_Win_flush_local(rank, w);
+	} else {
+		rc = MPI_Get((void *)buf, (int)n, MPI_BYTE, rank, off, 1, t, w);
+		if (rc == MPI_SUCCESS) rc = MPI_Win_flush(rank, w);
+	}
+	MPI_Type_free(&t);
+	return rc;
+}
+
 static int pg_flush_all(MPI_Win w) {
 	int rc = MPI_Win_flush_all(w);
 	if (rc != MPI_SUCCESS) return rc;
@@ -219,6 +247,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -720,6 +749,64 @@ func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) err
 	runtime.KeepAlive(dst)
 	if rc != C.MPI_SUCCESS {
 		return e.mpiErr(rc, "get %d bytes from rank %d at %d", len(dst), rank, off)
+	}
+	return nil
+}
+
+// GetStrided is one MPI_Get whose target side is a derived datatype
+// describing st (nested MPI_Type_create_hvector), then MPI_Win_flush;
+// transfers larger than a chunk (or than an int counts) go one run at a
+// time.
+func (e *endpoint) GetStrided(ctx context.Context, rank int, st transport.Strided, dst []byte) error {
+	return e.strided(ctx, rank, st, dst, false)
+}
+
+// PutStrided is GetStrided's MPI_Put, then MPI_Win_flush_local.
+func (e *endpoint) PutStrided(ctx context.Context, rank int, st transport.Strided, src []byte) error {
+	return e.strided(ctx, rank, st, src, true)
+}
+
+func (e *endpoint) strided(ctx context.Context, rank int, st transport.Strided, buf []byte, put bool) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	op := map[bool]string{false: "get", true: "put"}[put]
+	if err := st.Check(e.job.SegmentBytes); err != nil {
+		return fmt.Errorf("mpi: strided %s: %w", op, err)
+	}
+	if err := transport.CheckRange(e.size, e.job.SegmentBytes, rank, st.Off, 0); err != nil {
+		return fmt.Errorf("mpi: strided %s: %w", op, err)
+	}
+	n := st.Bytes()
+	if int64(len(buf)) != n {
+		return fmt.Errorf("mpi: strided %s of %d bytes with a buffer of %d", op, n, len(buf))
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > e.chunk || n > math.MaxInt32 || st.Elem > math.MaxInt32 || slices.ContainsFunc(st.Shape, func(x int64) bool { return x > math.MaxInt32 }) {
+		if put {
+			return transport.PutStridedRuns(ctx, e, rank, st, buf)
+		}
+		return transport.GetStridedRuns(ctx, e, rank, st, buf)
+	}
+	shape, strides := make([]C.int64_t, len(st.Shape)), make([]C.int64_t, len(st.Shape))
+	for k := range st.Shape {
+		shape[k], strides[k] = C.int64_t(st.Shape[k]), C.int64_t(st.Strides[k])
+	}
+	var put32 C.int
+	if put {
+		put32 = 1
+	}
+	e.t.enter()
+	rc := C.pg_strided(e.win, C.int(rank), C.MPI_Aint(st.Off), bufAddr(buf), C.int64_t(n), C.int(len(shape)),
+		unsafe.SliceData(shape), unsafe.SliceData(strides), C.int64_t(st.Elem), put32)
+	e.t.exit()
+	runtime.KeepAlive(buf)
+	runtime.KeepAlive(shape)
+	runtime.KeepAlive(strides)
+	if rc != C.MPI_SUCCESS {
+		return e.mpiErr(rc, "strided %s of %d bytes of rank %d at %d", op, n, rank, st.Off)
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ type Check struct {
 //	split-phase-read  data read between Notify and Wait does not make later reads stale
 //	false-sharing     ranks writing different bytes of one line lose none of them
 //	locked-counter    Get+Put increments under a lock: none lost
+//	strided           GetStrided/PutStrided of sub-boxes (transposed, sliced) against element-by-element packing
 func Checks() []Check {
 	return []Check{
 		{"ids", 1, checkIDs},
@@ -69,6 +70,7 @@ func Checks() []Check {
 		{"split-phase-read", 1, checkSplitPhaseRead},
 		{"false-sharing", 1, checkFalseSharing},
 		{"locked-counter", 1, checkLockedCounter},
+		{"strided", 1, checkStrided},
 	}
 }
 

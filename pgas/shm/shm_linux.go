@@ -337,6 +337,24 @@ func (e *endpoint) Get(ctx context.Context, rank int, off int64, dst []byte) err
 	return nil
 }
 
+// GetStrided and PutStrided copy the elements of st straight between
+// the segment and the packed buffer: one operation, like Get and Put.
+func (e *endpoint) GetStrided(ctx context.Context, rank int, st transport.Strided, dst []byte) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	transport.CopyStrided(e.segs[rank], st, dst, true)
+	return nil
+}
+
+func (e *endpoint) PutStrided(ctx context.Context, rank int, st transport.Strided, src []byte) error {
+	if err := e.pre(ctx); err != nil {
+		return err
+	}
+	transport.CopyStrided(e.segs[rank], st, src, false)
+	return nil
+}
+
 // PutAsync is Put: the copy is done before it returns.
 func (e *endpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
 	return transport.DoneWith(e.Put(ctx, rank, off, src))

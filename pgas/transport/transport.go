@@ -294,6 +294,25 @@ type Extended interface {
 	// when Job.SyncTimeout runs out (a job whose non-root ranks return
 	// before the root's last collective). Others do nothing.
 	Depart()
+
+	// GetStrided fills dst (s.Bytes() bytes) with the elements of s in
+	// rank's segment, packed in row-major order, and PutStrided stores
+	// src's packed elements into them (complete at the target at the
+	// next Fence, as a Put). Each is one operation of the caller (one
+	// message, as the runtime counts it); a transport that has no
+	// strided transfer of its own moves one Get or Put per contiguous run
+	// (GetStridedRuns, PutStridedRuns: what Extend's shim does). pgas
+	// checks s (Strided.Check) before the call.
+	GetStrided(ctx context.Context, rank int, s Strided, dst []byte) error
+	PutStrided(ctx context.Context, rank int, s Strided, src []byte) error
+}
+
+// Strider is the optional interface of an endpoint with strided
+// transfers of its own (Extended.GetStrided, PutStrided); Extend reads
+// it.
+type Strider interface {
+	GetStrided(ctx context.Context, rank int, s Strided, dst []byte) error
+	PutStrided(ctx context.Context, rank int, s Strided, src []byte) error
 }
 
 // Departer is the optional interface of an endpoint that acts on
@@ -315,10 +334,11 @@ type SegmentMapper interface {
 }
 
 // Extend returns ep as an Extended endpoint: ep itself if it already is
-// one, else a shim whose Collectives, Failed, MemoryMapped and Mapped
-// report what ep implements of Collectives, FailureNotifier, MemoryMapper
-// and SegmentMapper (nil or false where it implements none)
-// and whose other methods are ep's. Call it once per endpoint, at Open,
+// one, else a shim whose Collectives, Failed, MemoryMapped, Mapped and
+// strided transfers report what ep implements of Collectives,
+// FailureNotifier, MemoryMapper, SegmentMapper and Strider (nil, false or
+// one transfer per run where it implements none) and whose other methods
+// are ep's. Call it once per endpoint, at Open,
 // and use the result from then on; it is the one place the optional
 // interfaces are type-asserted.
 func Extend(ep Endpoint) Extended {
@@ -335,6 +355,7 @@ func Extend(ep Endpoint) Extended {
 	}
 	s.segs, _ = ep.(SegmentMapper)
 	s.dep, _ = ep.(Departer)
+	s.strider, _ = ep.(Strider)
 	return s
 }
 
@@ -346,6 +367,22 @@ type shim struct {
 	mapped bool
 	segs   SegmentMapper // nil if ep is none
 	dep    Departer      // nil if ep is none
+	// strider is ep's strided transfers, or nil: runs then.
+	strider Strider
+}
+
+func (s *shim) GetStrided(ctx context.Context, rank int, st Strided, dst []byte) error {
+	if s.strider != nil {
+		return s.strider.GetStrided(ctx, rank, st, dst)
+	}
+	return GetStridedRuns(ctx, s.Endpoint, rank, st, dst)
+}
+
+func (s *shim) PutStrided(ctx context.Context, rank int, st Strided, src []byte) error {
+	if s.strider != nil {
+		return s.strider.PutStrided(ctx, rank, st, src)
+	}
+	return PutStridedRuns(ctx, s.Endpoint, rank, st, src)
 }
 
 func (s *shim) Depart() {

@@ -31,6 +31,8 @@ const (
 	OpBroadcast            // Collectives.Broadcast
 	OpAllgatherv           // Collectives.Allgatherv
 	OpAlltoallv            // Collectives.Alltoallv
+	OpGetStrided           // Extended.GetStrided
+	OpPutStrided           // Extended.PutStrided
 	NumOps                 // number of kinds; not a kind
 )
 
@@ -49,11 +51,14 @@ var opNames = [NumOps]string{
 	OpBroadcast:  "broadcast",
 	OpAllgatherv: "allgatherv",
 	OpAlltoallv:  "alltoallv",
+	OpGetStrided: "getstrided",
+	OpPutStrided: "putstrided",
 }
 
 // String returns the lowercase name of the kind: "put", "get", "putasync",
 // "getasync", "fence", "fetchadd", "cas", "load", "notify", "wait",
-// "barrier", "broadcast", "allgatherv" or "alltoallv".
+// "barrier", "broadcast", "allgatherv", "alltoallv", "getstrided" or
+// "putstrided".
 func (o Op) String() string {
 	if o >= 0 && o < NumOps {
 		return opNames[o]
@@ -276,6 +281,17 @@ func (e *countEndpoint) Put(ctx context.Context, rank int, off int64, src []byte
 func (e *countEndpoint) Get(ctx context.Context, rank int, off int64, dst []byte) error {
 	e.msg(OpGet, rank, 0, len(dst))
 	return e.inner.Get(ctx, rank, off, dst)
+}
+
+// GetStrided and PutStrided are one message each, of the packed bytes.
+func (e *countEndpoint) GetStrided(ctx context.Context, rank int, st transport.Strided, dst []byte) error {
+	e.msg(OpGetStrided, rank, 0, len(dst))
+	return e.inner.GetStrided(ctx, rank, st, dst)
+}
+
+func (e *countEndpoint) PutStrided(ctx context.Context, rank int, st transport.Strided, src []byte) error {
+	e.msg(OpPutStrided, rank, len(src), 0)
+	return e.inner.PutStrided(ctx, rank, st, src)
 }
 
 func (e *countEndpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {

@@ -16,7 +16,7 @@ import (
 
 func TestOpString(t *testing.T) {
 	want := []string{"put", "get", "putasync", "getasync", "fence", "fetchadd", "cas", "load", "notify", "wait", "barrier",
-		"broadcast", "allgatherv", "alltoallv"}
+		"broadcast", "allgatherv", "alltoallv", "getstrided", "putstrided"}
 	if int(wrap.NumOps) != len(want) {
 		t.Fatalf("NumOps = %d, want %d", wrap.NumOps, len(want))
 	}
@@ -25,7 +25,7 @@ func TestOpString(t *testing.T) {
 			t.Errorf("Op(%d).String() = %q, want %q", int(op), got, want[op])
 		}
 	}
-	if got := wrap.NumOps.String(); got != "wrap.Op(14)" {
+	if got := wrap.NumOps.String(); got != "wrap.Op(16)" {
 		t.Errorf("NumOps.String() = %q", got)
 	}
 }

@@ -151,6 +151,20 @@ func (e *faultEndpoint) Get(ctx context.Context, rank int, off int64, dst []byte
 	return e.inner.Get(ctx, rank, off, dst)
 }
 
+func (e *faultEndpoint) GetStrided(ctx context.Context, rank int, st transport.Strided, dst []byte) error {
+	if err := e.next("GetStrided"); err != nil {
+		return err
+	}
+	return e.inner.GetStrided(ctx, rank, st, dst)
+}
+
+func (e *faultEndpoint) PutStrided(ctx context.Context, rank int, st transport.Strided, src []byte) error {
+	if err := e.next("PutStrided"); err != nil {
+		return err
+	}
+	return e.inner.PutStrided(ctx, rank, st, src)
+}
+
 func (e *faultEndpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
 	if err := e.next("PutAsync"); err != nil {
 		return transport.Done{Err: err}

@@ -261,6 +261,23 @@ func (e *latencyEndpoint) Get(ctx context.Context, rank int, off int64, dst []by
 	return e.after(ctx, e.inner.Get(ctx, rank, off, dst), done)
 }
 
+// GetStrided and PutStrided pay as one Get or Put of the packed bytes.
+func (e *latencyEndpoint) GetStrided(ctx context.Context, rank int, st transport.Strided, dst []byte) error {
+	done := e.doneAt(rank, len(dst))
+	return e.after(ctx, e.inner.GetStrided(ctx, rank, st, dst), done)
+}
+
+func (e *latencyEndpoint) PutStrided(ctx context.Context, rank int, st transport.Strided, src []byte) error {
+	done := e.doneAt(rank, len(src))
+	if err := e.inner.PutStrided(ctx, rank, st, src); err != nil {
+		return err
+	}
+	if !done.IsZero() {
+		e.notePut(done)
+	}
+	return nil
+}
+
 func (e *latencyEndpoint) PutAsync(ctx context.Context, rank int, off int64, src []byte) transport.Handle {
 	done := e.doneAt(rank, len(src))
 	h := e.inner.PutAsync(ctx, rank, off, src)

@@ -41,7 +41,14 @@ func TestJobProcs(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Skip(err)
 	}
-	if got := JobProcs("RANKTEST_JOB", job); !slices.Equal(got, []int{cmd.Process.Pid}) {
+	// Until the child has exec'd, /proc shows the parent's environment:
+	// give it a moment.
+	got := JobProcs("RANKTEST_JOB", job)
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		got = JobProcs("RANKTEST_JOB", job)
+	}
+	if !slices.Equal(got, []int{cmd.Process.Pid}) {
 		t.Errorf("JobProcs = %v; want [%d]", got, cmd.Process.Pid)
 	}
 	cmd.Process.Kill()

@@ -160,6 +160,15 @@ func (e *endpoint) Depart() { transport.Extend(e.inner).Depart() }
 // Mapped is the inner endpoint's.
 func (e *endpoint) Mapped(rank int) []byte { return transport.Extend(e.inner).Mapped(rank) }
 
+// GetStrided and PutStrided are the inner endpoint's.
+func (e *endpoint) GetStrided(ctx context.Context, rank int, st transport.Strided, dst []byte) error {
+	return transport.Extend(e.inner).GetStrided(ctx, rank, st, dst)
+}
+
+func (e *endpoint) PutStrided(ctx context.Context, rank int, st transport.Strided, src []byte) error {
+	return transport.Extend(e.inner).PutStrided(ctx, rank, st, src)
+}
+
 // Failed returns a channel closed when any endpoint of the job has called
 // Fail.
 func (e *endpoint) Failed() <-chan struct{} { return e.j.failed }
