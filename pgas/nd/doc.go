@@ -44,4 +44,17 @@
 // owned by one rank, each classed Private (v+k is the rank's own: read
 // the slice), OnNode (another rank of its node), Remote (another node) or
 // Outside (v+k is not in the array).
+//
+// # Views and copies
+//
+// A View is an ND array over memory of one rank's segment (UPC++'s
+// ndarray, seeds/003 §4): Constrict, Translate, Slice and Transpose make
+// new views of the same elements, and CopyFrom copies the points two
+// views share (UPC++'s A.copy(B)), packed into one strided transfer per
+// rank pair (pgas.Rank.GetStrided, PutStrided). A Grid is one box per
+// rank, the storage of a block-distributed structured grid; its views
+// are what a ghost-zone exchange copies:
+//
+//	ghost := dst.Domain().Intersect(src.Domain().Shrink(1))
+//	g.View(me).Constrict(ghost).CopyFrom(ctx, g.View(neighbour))
 package nd
