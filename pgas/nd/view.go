@@ -118,6 +118,11 @@ func (v View[T]) Transpose(perm ...int) View[T] {
 	return out
 }
 
+// Strided is the view's elements as a strided box of its owner's
+// segment, for transfers made by hand (pgas.Rank.GetStrided, PutStrided,
+// transport.CopyStrided on the rank's own segment).
+func (v View[T]) Strided() pgas.Strided { return v.strided() }
+
 // strided is the view's elements as a strided box of its owner's segment.
 func (v View[T]) strided() pgas.Strided {
 	s := pgas.Strided{Off: v.addr(v.dom.Lo), Shape: v.dom.Shape(), Strides: clonePoint(v.stride), Elem: v.esz()}

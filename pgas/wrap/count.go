@@ -73,9 +73,9 @@ type Counts struct {
 	Ops [NumOps]int64
 	// Peers is the one-sided traffic, indexed by peer rank, with one entry
 	// per rank of the job: a message is one Put, Get, PutAsync, GetAsync,
-	// FetchAdd, CompareAndSwap or Load call naming the peer (the peer may
-	// be the calling rank itself); bytes are sent by Put and PutAsync and
-	// received by Get and GetAsync. It is the type pgas.Stats.Peers has,
+	// GetStrided, PutStrided, FetchAdd, CompareAndSwap or Load call naming
+	// the peer (the peer may be the calling rank itself); bytes are sent by
+	// the puts and received by the gets. It is the type pgas.Stats.Peers has,
 	// so the runtime's counts and the transport's compare directly.
 	Peers transport.Traffic
 
