@@ -63,18 +63,25 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	seg := 4*(*n+2)*(*n+2)*(*n+2)*8/int64(max(*np, 1)) + 16<<20
-	cfg := pgas.Config{Ranks: *np, RanksPerNode: *perNode, SegmentBytes: seg &^ 7}
-	if *link != "" {
+	// Under a launcher (mrrun exec, mpirun) this process is one rank of
+	// the launcher's job; otherwise -np ranks run here. Two grids of a
+	// rank's box and its ghost zone, the bulk style's slots, room for the
+	// allocator.
+	cfg, err := launch.FromEnv(pgas.Config{Ranks: *np})
+	if err != nil {
+		return err
+	}
+	box := (*n + 2) * (*n + 2) * (*n + 2) * 8 / int64(cfg.Ranks)
+	cfg.RanksPerNode, cfg.SegmentBytes = *perNode, (3*box+4<<20)&^7
+	if cfg.Transport == nil && *link != "" {
 		nl, err := parseLink(*link, *perNode)
 		if err != nil {
 			return err
 		}
 		cfg.Transport = wrap.NewNodeLatency(inproc.New(), nl)
 	}
-	cfg, err := launch.FromEnv(cfg)
-	if err != nil {
-		return err
+	if cfg, err = launch.FromEnv(cfg); err != nil {
+		return fmt.Errorf("%w (mrrun exec: raise --segment-bytes)", err)
 	}
 	defer launch.Done(cfg)
 	out := io.Discard
