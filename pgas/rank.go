@@ -564,52 +564,48 @@ type Strided = transport.Strided
 // segment; mpi uses a derived datatype) or one get per contiguous run. It
 // goes around the cache, after writing back the lines it overlaps.
 func (r *Rank) GetStrided(ctx context.Context, rank int, s Strided, dst []byte) error {
-	if err := r.stridedCheck("get", rank, s, len(dst)); err != nil {
-		return err
-	}
-	n := int(s.Bytes())
-	if rank == r.id {
-		transport.CopyStrided(r.seg, s, dst, true)
-		r.stats.countLocal(OpGet, n)
-		return nil
-	}
-	if n == 0 {
-		return nil
-	}
-	lo, hi := s.Span()
-	if err := r.bypassCache(ctx, rank, lo, int(hi-lo), false); err != nil {
-		return err
-	}
-	r.stats.countRemote(OpGet, rank, 0, n)
-	if err := r.ep.GetStrided(ctx, rank, s, dst); err != nil {
-		return fmt.Errorf("pgas: strided get of %d bytes of rank %d at %d: %w", n, rank, s.Off, err)
-	}
-	return nil
+	return r.strided(ctx, rank, s, dst, false)
 }
 
 // PutStrided stores src's packed elements into the elements of s in
 // rank's segment (len(src) must be s.Bytes()), as one operation, complete
 // at the target at this rank's next Fence or Barrier. See GetStrided.
 func (r *Rank) PutStrided(ctx context.Context, rank int, s Strided, src []byte) error {
-	if err := r.stridedCheck("put", rank, s, len(src)); err != nil {
+	return r.strided(ctx, rank, s, src, true)
+}
+
+// strided is GetStrided (put false) and PutStrided.
+func (r *Rank) strided(ctx context.Context, rank int, s Strided, buf []byte, put bool) error {
+	op, kind := "get", OpGet
+	if put {
+		op, kind = "put", OpPut
+	}
+	if err := r.stridedCheck(op, rank, s, len(buf)); err != nil {
 		return err
 	}
 	n := int(s.Bytes())
 	if rank == r.id {
-		transport.CopyStrided(r.seg, s, src, false)
-		r.stats.countLocal(OpPut, n)
+		transport.CopyStrided(r.seg, s, buf, !put)
+		r.stats.countLocal(kind, n)
 		return nil
 	}
 	if n == 0 {
 		return nil
 	}
 	lo, hi := s.Span()
-	if err := r.bypassCache(ctx, rank, lo, int(hi-lo), true); err != nil {
+	if err := r.bypassCache(ctx, rank, lo, int(hi-lo), put); err != nil {
 		return err
 	}
-	r.stats.countRemote(OpPut, rank, n, 0)
-	if err := r.ep.PutStrided(ctx, rank, s, src); err != nil {
-		return fmt.Errorf("pgas: strided put of %d bytes to rank %d at %d: %w", n, rank, s.Off, err)
+	var err error
+	if put {
+		r.stats.countRemote(OpPut, rank, n, 0)
+		err = r.ep.PutStrided(ctx, rank, s, buf)
+	} else {
+		r.stats.countRemote(OpGet, rank, 0, n)
+		err = r.ep.GetStrided(ctx, rank, s, buf)
+	}
+	if err != nil {
+		return fmt.Errorf("pgas: strided %s of %d bytes at rank %d offset %d: %w", op, n, rank, s.Off, err)
 	}
 	return nil
 }

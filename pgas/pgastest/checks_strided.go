@@ -29,20 +29,19 @@ func stridedBox(rng *rand.Rand, base int64, dims [3]int64, elem int64) pgas.Stri
 	return s
 }
 
-// stridedNaive packs the elements of s from mem (a segment's bytes) one
-// element at a time: the oracle.
-func stridedNaive(mem []byte, s pgas.Strided) []byte {
-	var out []byte
-	idx := make([]int64, len(s.Shape))
+// eachElem calls fn with the segment offset of every element of s in
+// row-major order, one index step at a time: the oracle's walk.
+func eachElem(s pgas.Strided, fn func(off int64)) {
 	if s.Count() == 0 {
-		return out
+		return
 	}
+	idx := make([]int64, len(s.Shape))
 	for {
 		off := s.Off
 		for k := range idx {
 			off += idx[k] * s.Strides[k]
 		}
-		out = append(out, mem[off:off+s.Elem]...)
+		fn(off)
 		k := len(idx) - 1
 		for ; k >= 0; k-- {
 			idx[k]++
@@ -52,9 +51,17 @@ func stridedNaive(mem []byte, s pgas.Strided) []byte {
 			idx[k] = 0
 		}
 		if k < 0 {
-			return out
+			return
 		}
 	}
+}
+
+// stridedNaive packs the elements of s from mem (a segment's bytes) one
+// element at a time: the oracle.
+func stridedNaive(mem []byte, s pgas.Strided) []byte {
+	var out []byte
+	eachElem(s, func(off int64) { out = append(out, mem[off:off+s.Elem]...) })
+	return out
 }
 
 // checkStrided: GetStrided of random sub-boxes (some transposed, some
@@ -121,27 +128,11 @@ func checkStrided(ctx context.Context, r *pgas.Rank) error {
 			return err
 		}
 		// Replay into the model of q's memory, element by element.
-		pos := 0
-		idx := make([]int64, len(s.Shape))
-		for {
-			off := s.Off
-			for k := range idx {
-				off += idx[k] * s.Strides[k]
-			}
+		pos := int64(0)
+		eachElem(s, func(off int64) {
 			copy(theirs[off:off+s.Elem], src[pos:])
-			pos += int(s.Elem)
-			k := len(idx) - 1
-			for ; k >= 0; k-- {
-				idx[k]++
-				if idx[k] < s.Shape[k] {
-					break
-				}
-				idx[k] = 0
-			}
-			if k < 0 {
-				break
-			}
-		}
+			pos += s.Elem
+		})
 	}
 	if err := r.Barrier(ctx); err != nil {
 		return err
