@@ -574,6 +574,33 @@ func (r *Rank) PutStrided(ctx context.Context, rank int, s Strided, src []byte) 
 	return r.strided(ctx, rank, s, src, true)
 }
 
+// GetStridedAsync starts GetStrided and adds it to h (a new Handle if h
+// is nil), which it returns; dst must not be read until h.Wait returns.
+// The transports move a strided box before the call returns (as their
+// GetAsync does); the handle carries its error.
+func (r *Rank) GetStridedAsync(ctx context.Context, rank int, s Strided, dst []byte, h *Handle) *Handle {
+	if h == nil {
+		h = &Handle{}
+	}
+	if err := r.strided(ctx, rank, s, dst, false); err != nil {
+		return h.fail(err)
+	}
+	return h
+}
+
+// PutStridedAsync starts PutStrided and adds it to h (a new Handle if h
+// is nil); src must not be modified until h.Wait returns, and the data is
+// complete at the target at this rank's next Fence or Barrier.
+func (r *Rank) PutStridedAsync(ctx context.Context, rank int, s Strided, src []byte, h *Handle) *Handle {
+	if h == nil {
+		h = &Handle{}
+	}
+	if err := r.strided(ctx, rank, s, src, true); err != nil {
+		return h.fail(err)
+	}
+	return h
+}
+
 // strided is GetStrided (put false) and PutStrided.
 func (r *Rank) strided(ctx context.Context, rank int, s Strided, buf []byte, put bool) error {
 	op, kind := "get", OpGet

@@ -11,8 +11,9 @@
 //   - Fine: each rank puts every ghost cell a neighbour needs straight
 //     into the neighbour's box, one 8-byte element put per cell.
 //   - Array: each rank copies the part of its box a neighbour needs into
-//     the neighbour's ghost zone with one ND view copy (nd.View.CopyFrom:
-//     a strided put), the runtime doing the packing.
+//     the neighbour's ghost zone with one ND view copy
+//     (nd.View.CopyFromAsync: a strided put), all started before any is
+//     waited on, the runtime doing the packing.
 //
 // Every style gives the sequential result bit for bit (Sequential): a
 // cell's new value depends only on old values, added in one fixed order.
@@ -306,8 +307,14 @@ func (s *Solver) Exchange(ctx context.Context) error {
 		}
 		return s.r.Barrier(ctx)
 	case Array:
-		for _, f := range s.theirs {
-			if err := cur.View(f.neighbour).Constrict(f.box).CopyFrom(ctx, cur.View(me)); err != nil {
+		// One copy per neighbour, all started before any is waited on
+		// (seeds/003's async_copy).
+		hs := make([]*nd.CopyHandle, len(s.theirs))
+		for i, f := range s.theirs {
+			hs[i] = cur.View(f.neighbour).Constrict(f.box).CopyFromAsync(ctx, cur.View(me))
+		}
+		for _, h := range hs {
+			if err := h.Wait(ctx); err != nil {
 				return err
 			}
 		}

@@ -190,6 +190,62 @@ func (v View[T]) CopyFrom(ctx context.Context, src View[T]) error {
 	return nil
 }
 
+// CopyHandle is an outstanding CopyFromAsync.
+type CopyHandle struct {
+	h      *pgas.Handle
+	finish func(ctx context.Context) error // what is left once h is done, or nil
+	err    error
+}
+
+// Wait blocks until the copy is complete as CopyFrom leaves it (a put to
+// another rank complete at this rank's next Fence or Barrier) and returns
+// its error. Waiting again returns nil.
+func (c *CopyHandle) Wait(ctx context.Context) error {
+	err := c.err
+	if c.h != nil {
+		if e := c.h.Wait(ctx); err == nil {
+			err = e
+		}
+	}
+	if c.finish != nil && err == nil {
+		err = c.finish(ctx)
+	}
+	*c = CopyHandle{}
+	return err
+}
+
+// CopyFromAsync starts CopyFrom's copy and returns a handle whose Wait
+// finishes it: the elements of src must not change, nor v's be read,
+// until then. Several copies may be outstanding at once (a ghost-zone
+// exchange starts one per neighbour and waits for all). The transfer to
+// or from another rank starts before it returns; where the data comes to
+// this rank for another rank (both views others'), the put waits for
+// Wait.
+func (v View[T]) CopyFromAsync(ctx context.Context, src View[T]) *CopyHandle {
+	if v.dom.Dims() != src.dom.Dims() {
+		panic(fmt.Sprintf("nd: CopyFromAsync between views of %d and %d dimensions", v.dom.Dims(), src.dom.Dims()))
+	}
+	if v.r != src.r {
+		panic("nd: CopyFromAsync between views made with different ranks")
+	}
+	in := v.dom.Intersect(src.dom)
+	if in.Empty() {
+		return &CopyHandle{}
+	}
+	d, s := v.Constrict(in).strided(), src.Constrict(in).strided()
+	buf := make([]byte, s.Bytes())
+	h := v.r.GetStridedAsync(ctx, src.owner, s, buf, nil)
+	if src.owner == v.r.ID() { // packed already: the put can start
+		return &CopyHandle{h: v.r.PutStridedAsync(ctx, v.owner, d, buf, h)}
+	}
+	return &CopyHandle{h: h, finish: func(ctx context.Context) error {
+		if err := v.r.PutStrided(ctx, v.owner, d, buf); err != nil {
+			return fmt.Errorf("nd: copy of %v to rank %d: %w", in, v.owner, err)
+		}
+		return nil
+	}}
+}
+
 // Grid is one box of T on every rank of a job (each rank's own domain),
 // the storage of a block-distributed structured grid such as miniGMG's:
 // rank p's elements are the row-major box Domain(p) of its segment.

@@ -47,7 +47,8 @@ func randomView(rng *rand.Rand, g *Grid[float64], p int) View[float64] {
 	return v
 }
 
-// TestCopyFrom: on 3 ranks, each rank copies between random views of
+// TestCopyFrom: on 3 ranks, each rank copies (CopyFrom, or CopyFromAsync
+// and Wait, in turn) between random views of
 // a source grid (every element tagged with its rank and address) and a
 // destination grid, of any owners (its own, another's, two others'); the
 // views are the same dimension count (both whole grids or both slices).
@@ -90,7 +91,12 @@ func TestCopyFrom(t *testing.T) {
 				}
 			}
 			before := r.Stats()
-			if err := dview.CopyFrom(ctx, sview); err != nil {
+			if round%2 == 0 {
+				err = dview.CopyFrom(ctx, sview)
+			} else { // the async form, waited at once
+				err = dview.CopyFromAsync(ctx, sview).Wait(ctx)
+			}
+			if err != nil {
 				return err
 			}
 			after := r.Stats()
