@@ -68,6 +68,10 @@ type state struct {
 	// first-round words, reused.
 	psend, precv []pchunk
 	a2a          []int64
+
+	// The private array of the in-place exchange on shared buffers
+	// (exchangeInPlaceShared), reused: bytes, viewed as the call's type.
+	swap []uint64
 }
 
 // perRank returns *buf grown to n entries; its entries are zero.

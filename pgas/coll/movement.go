@@ -3,6 +3,7 @@ package coll
 import (
 	"context"
 	"fmt"
+	"unsafe"
 
 	"github.com/pgasmr/pgasmr/pgas"
 )
@@ -285,7 +286,77 @@ func (c *call[T]) exchange(ctx context.Context, inPlace bool, n int64) error {
 	if c.pairwise() {
 		return c.flatPairs(ctx, sig, inPlace, c.exchangePairs(n, inPlace), c.globalOf(plan))
 	}
+	if inPlace && c.ownRegions(n) {
+		return c.exchangeInPlaceShared(ctx, sig, n)
+	}
 	return c.flat(ctx, sig, inPlace, plan)
+}
+
+// ownRegions reports whether every member's region of a shared buffer
+// (nslots chunks of n elements) lies in one block of the member's own
+// partition, so that each member reaches its region as a slice.
+func (c *call[T]) ownRegions(n int64) bool {
+	if c.bufs[bufDst].isPr || c.o.allThr || n == 0 {
+		return false
+	}
+	for tid := range c.t.Size() {
+		rank, ok := c.ownsRun(c.region(bufDst, tid, 0, n), int64(c.nslots())*n)
+		if !ok || rank != c.t.RankOf(tid) {
+			return false
+		}
+	}
+	return true
+}
+
+// exchangeInPlaceShared is the in-place exchange of seeds/002 Fig. 3.3 on
+// a shared buffer whose regions are their members' own: in stage s = 1 ..
+// floor(T/2) member i swaps the chunks of the pair (i, j = (i+s) mod T)
+// by itself: its chunk for j into a private array, j's chunk for i
+// (fetched) into that place, the private copy to j's chunk for i. Every
+// chunk belongs to one pair, so no stage waits for another: only the
+// call's entry and exit synchronise. With T even the last stage's pairs
+// are met from both ends (i and i+T/2): each member swaps half of the
+// pair's chunks, so that two members share the work instead of one doing
+// it while the other waits. Extra memory: one private array of n
+// elements.
+func (c *call[T]) exchangeInPlaceShared(ctx context.Context, sig func() string, n int64) error {
+	if err := c.begin(ctx, func() string { return sig() + " " + kind(c.bufs[bufDst], c.bufs[bufSrc]) }); err != nil {
+		return err
+	}
+	size, me := c.t.Size(), c.t.ID()
+	if w := (n*c.esz + 7) / 8; int64(len(c.st.swap)) < w {
+		c.st.swap = make([]uint64, w)
+	}
+	tmp := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(c.st.swap))), n)
+	h := &pgas.Handle{}
+	for s := 1; 2*s <= size; s++ {
+		j := (me + s) % size
+		lo, hi := int64(0), n
+		if 2*s == size { // i and j = i+T/2 both reach this pair
+			if me < j {
+				hi = n / 2
+			} else {
+				lo = n / 2
+			}
+		}
+		if lo == hi {
+			continue
+		}
+		mine := c.localRun(c.region(bufDst, me, c.slot(j), n), n)[lo:hi]
+		theirs := c.region(bufDst, j, c.slot(me), n)
+		theirs.idx += lo
+		t := tmp[:hi-lo]
+		copy(t, mine)
+		c.getRange(ctx, theirs, mine, h)
+		if err := h.Wait(ctx); err != nil {
+			return c.wrap(err)
+		}
+		c.putRange(ctx, theirs, t, h)
+		if err := h.Wait(ctx); err != nil {
+			return c.wrap(err)
+		}
+	}
+	return c.end(ctx)
 }
 
 // exchangePairs is the structured plan of Exchange and ExchangeInPlace
