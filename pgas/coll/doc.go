@@ -44,7 +44,10 @@
 // barrier between steps), BinomialFlat (binomial over one leader per node,
 // then flat inside each node), or Auto (flat on one node, binomial with
 // one rank per node, binomial-flat otherwise). Other families move every
-// chunk directly, in one step. Segment splits transfers into messages of at
+// chunk directly, in one step; ExchangeInPlace on a shared buffer whose
+// regions are their members' own swaps chunks pairwise (seeds/002 Fig.
+// 3.3: floor(T/2) stages, member i and i+s in stage s, through one private
+// array) with no synchronisation but the call's entry and exit. Segment splits transfers into messages of at
 // most that many bytes. A private destination is filled by its own rank:
 // senders put into the receiver's staging area in its segment, and the
 // receiver copies from there after a barrier (seeds/002 fig. 3.7).
