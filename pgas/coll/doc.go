@@ -43,7 +43,13 @@
 // halving over members grouped by node, ceil(log2 n) steps with a team
 // barrier between steps), BinomialFlat (binomial over one leader per node,
 // then flat inside each node), or Auto (flat on one node, binomial with
-// one rank per node, binomial-flat otherwise). Other families move every
+// one rank per node, binomial-flat otherwise). Reduce and Allreduce of a
+// commutative operation combine their partial results along the same tree
+// run backwards when WithAlgo names Binomial or BinomialFlat (binomial:
+// ceil(log2 n) rounds; binomial-flat: inside each node at its leader, then
+// one message per node); Auto and Flat gather them to the root in one
+// round, which keeps the combining order, and so floating-point bits, of
+// every team size. Other families move every
 // chunk directly, in one step; ExchangeInPlace on a shared buffer whose
 // regions are their members' own swaps chunks pairwise (seeds/002 Fig.
 // 3.3: floor(T/2) stages, member i and i+s in stage s, through one private

@@ -474,6 +474,9 @@ func (c *rcall[T]) combine(ctx context.Context, p redPlan) (redPart[T], error) {
 		return redPart[T]{}, err
 	}
 	root := c.o.root
+	if c.treeCombines(p) {
+		return c.treeCombine(ctx, parts, root)
+	}
 	all, err := c.gather(ctx, parts, p.counts, root)
 	if err != nil {
 		return redPart[T]{}, err
@@ -484,6 +487,59 @@ func (c *rcall[T]) combine(ctx context.Context, p redPlan) (redPart[T], error) {
 		p.walk(func(m, k int) { res = res.then(c.op, all[offs[m]+k]) })
 	}
 	return res, nil
+}
+
+// treeCombines reports whether the partials meet at the root along a
+// tree rather than in one gather: the caller chose a tree with WithAlgo
+// (Binomial, or BinomialFlat, seeds/002 Figs. 3.8-3.10) and the operation
+// is commutative, so that each member holds one partial and partials may
+// combine in any order. Auto keeps the one gather, whose combining order
+// (team-id order) gives floating-point results the same bits at every
+// team size and tree.
+func (c *rcall[T]) treeCombines(p redPlan) bool {
+	return c.op.comm && p.perMember && c.o.algo != Auto && resolve(c.t, c.o.algo) != Flat
+}
+
+// treeCombine combines every member's partial at the root along the
+// WithAlgo broadcast tree run backwards: in each round, from the last to
+// the first, every member that the broadcast would reach in that round
+// sends what it has combined so far to the member it would hear from,
+// which combines it. Binomial takes ceil(log2 Size) rounds; BinomialFlat
+// first combines inside each node at its leader (one round) and then
+// sends one message per node between nodes. Only the root's result is
+// meaningful.
+func (c *rcall[T]) treeCombine(ctx context.Context, parts []redPart[T], root int) (redPart[T], error) {
+	var acc redPart[T]
+	for _, q := range parts {
+		acc = acc.then(c.op, q)
+	}
+	rounds := broadcastTree(c.t, root, c.o.algo)
+	me := c.tid()
+	for ri := len(rounds) - 1; ri >= 0; ri-- {
+		rd := rounds[ri]
+		// The k-th child of a parent in this round lands in slot k of the
+		// parent's receive list.
+		slots := map[int]int{}
+		ms := make([]move, 0, len(rd))
+		mine := 0
+		for _, e := range rd {
+			k := slots[e.from]
+			slots[e.from]++
+			ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(e.to)}, loc{buf: bufDst, rank: c.t.RankOf(e.from), idx: int64(k)}, 1})
+			if e.from == me {
+				mine++
+			}
+		}
+		recv := make([]redPart[T], mine)
+		send := []redPart[T]{acc}
+		if err := redSub(c, Private(recv), Private(send)).redRound(ctx, ms); err != nil {
+			return redPart[T]{}, err
+		}
+		for _, q := range recv {
+			acc = acc.then(c.op, q)
+		}
+	}
+	return acc, nil
 }
 
 // reduce runs Reduce or Allreduce: the plan, then store with the result

@@ -170,3 +170,80 @@ func TestAllgatherVPrivTraffic(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceTreeMessages: Reduce and Allreduce of a commutative operation
+// combine their partials along the tree WithAlgo names: flat (every member
+// to the root, one round), binomial (ceil(log2 n) rounds, each member
+// sending once), binomial-flat (inside each node to its leader, then one
+// message per node between nodes); Auto keeps the flat gather. The
+// results are exact (integer sums), and the rounds of Reduce are counted
+// as the staging barriers on the root.
+func TestReduceTreeMessages(t *testing.T) {
+	const n = 5 // elements a member
+	for _, tc := range []struct {
+		name                      string
+		ranks, rpn                int
+		algo                      coll.Algo
+		totalMsgs, interNode      int64
+		maxPerSender, rootBarrier int64
+	}{
+		{"flat/8x4", 8, 4, coll.Flat, 7, 4, 1, 1},
+		{"auto/8x4", 8, 4, coll.Auto, 7, 4, 1, 1},
+		{"binomial/8x1", 8, 1, coll.Binomial, 7, 7, 1, 3},
+		{"binomial/5x1", 5, 1, coll.Binomial, 4, 4, 1, 3},
+		{"binomial-flat/8x4", 8, 4, coll.BinomialFlat, 7, 1, 1, 2},
+		{"binomial-flat/12x4", 12, 4, coll.BinomialFlat, 11, 2, 1, 3},
+	} {
+		for _, all := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/all=%v", tc.name, all), func(t *testing.T) {
+				body := func(ctx context.Context, r *pgas.Rank) error {
+					src := make([]int64, n)
+					for i := range src {
+						src[i] = int64(r.ID()*n + i)
+					}
+					dst := make([]int64, 1)
+					var err error
+					if all {
+						err = coll.Allreduce(ctx, r.World(), coll.Private(dst), coll.Private(src), n, coll.Add[int64](), coll.WithAlgo(tc.algo))
+					} else {
+						err = coll.Reduce(ctx, r.World(), coll.Private(dst), coll.Private(src), n, coll.Add[int64](), coll.WithAlgo(tc.algo))
+					}
+					if err != nil {
+						return err
+					}
+					total := int64(r.N()*n) * int64(r.N()*n-1) / 2
+					if (all || r.ID() == 0) && dst[0] != total {
+						return fmt.Errorf("rank %d: sum %d, want %d", r.ID(), dst[0], total)
+					}
+					return nil
+				}
+				counts := countCall(t, pgas.Config{Ranks: tc.ranks, RanksPerNode: tc.rpn}, body)
+				var total, inter, maxSend int64
+				for q, cq := range counts {
+					var mine int64
+					for p, pc := range cq.Peers {
+						mine += pc.Messages
+						if p/tc.rpn != q/tc.rpn {
+							inter += pc.Messages
+						}
+					}
+					total += mine
+					maxSend = max(maxSend, mine)
+				}
+				wantTotal, wantInter, wantMax := tc.totalMsgs, tc.interNode, tc.maxPerSender
+				if all { // and the result's broadcast along the same tree
+					wantTotal *= 2
+					wantMax = -1
+				}
+				if total != wantTotal || (!all && inter != wantInter) || (wantMax >= 0 && maxSend != wantMax) {
+					t.Errorf("%d messages (%d between nodes), at most %d from one rank; want %d (%d), %d", total, inter, maxSend, wantTotal, wantInter, wantMax)
+				}
+				// A round is a staging barrier; 3 more are the counting
+				// harness's two and the call's own.
+				if got := counts[0].Ops[wrap.OpBarrier] - 3; !all && got != tc.rootBarrier {
+					t.Errorf("the root passed %d rounds; want %d", got, tc.rootBarrier)
+				}
+			})
+		}
+	}
+}
