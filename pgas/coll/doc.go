@@ -49,7 +49,10 @@
 // ceil(log2 n) rounds; binomial-flat: inside each node at its leader, then
 // one message per node); Auto and Flat gather them to the root in one
 // round, which keeps the combining order, and so floating-point bits, of
-// every team size. Other families move every
+// every team size. Gather and Scatter between private buffers go along
+// the tree too (any algorithm but Flat, Auto included): one message per
+// tree edge, each member forwarding its subtree's chunks. Other families
+// move every
 // chunk directly, in one step; ExchangeInPlace on a shared buffer whose
 // regions are their members' own swaps chunks pairwise (seeds/002 Fig.
 // 3.3: floor(T/2) stages, member i and i+s in stage s, through one private

@@ -147,6 +147,9 @@ func Scatter[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int, o
 	needValid("Scatter", dst, src)
 	c := newCall(t, "Scatter", dst, src, opts)
 	nn := int64(n)
+	if c.treeMoves() {
+		return c.treeCall(ctx, nn, c.treeScatter)
+	}
 	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, false, func(add func(move)) {
 		for m := range c.t.Size() {
 			add(move{c.area(bufSrc, c.o.root, c.slot(m), nn), c.chunk(bufDst, m, nn), nn})
@@ -175,6 +178,9 @@ func Gather[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int, op
 	needValid("Gather", dst, src)
 	c := newCall(t, "Gather", dst, src, opts)
 	nn := int64(n)
+	if c.treeMoves() {
+		return c.treeCall(ctx, nn, c.treeGather)
+	}
 	return c.flat(ctx, func() string { return fmt.Sprintf("n=%d", n) }, false, func(add func(move)) {
 		for m := range c.t.Size() {
 			add(move{c.chunk(bufSrc, m, nn), c.area(bufDst, c.o.root, c.slot(m), nn), nn})

@@ -247,3 +247,95 @@ func TestReduceTreeMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherScatterTree: Gather and Scatter between private buffers go
+// along the WithAlgo tree: one message per tree edge, so binomial has
+// every member send (gather) or receive (scatter) once with the root at
+// ceil(log2 n) edges, and binomial-flat one message between nodes per
+// node; flat has the root meet every member. Results are checked.
+func TestGatherScatterTree(t *testing.T) {
+	const n = 3
+	for _, tc := range []struct {
+		name                 string
+		ranks, rpn           int
+		algo                 coll.Algo
+		rootEdges, interNode int64
+	}{
+		{"flat/8x4", 8, 4, coll.Flat, 7, 4},
+		{"binomial/8x1", 8, 1, coll.Binomial, 3, 7},
+		{"binomial/6x1", 6, 1, coll.Binomial, 3, 5},
+		{"binomial-flat/8x4", 8, 4, coll.BinomialFlat, 4, 1},
+		{"auto/12x4", 12, 4, coll.Auto, 5, 2},
+	} {
+		for _, scatter := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/scatter=%v", tc.name, scatter), func(t *testing.T) {
+				root := 1 % tc.ranks
+				body := func(ctx context.Context, r *pgas.Rank) error {
+					me, size := r.ID(), r.N()
+					val := func(m, i int) int64 { return int64(m*100 + i) }
+					opts := []coll.Option{coll.WithAlgo(tc.algo), coll.Root(root)}
+					if scatter {
+						var src []int64
+						if me == root {
+							src = make([]int64, size*n)
+							for m := range size {
+								for i := range n {
+									src[m*n+i] = val(m, i)
+								}
+							}
+						}
+						dst := make([]int64, n)
+						if err := coll.Scatter(ctx, r.World(), coll.Private(dst), coll.Private(src), n, opts...); err != nil {
+							return err
+						}
+						for i, v := range dst {
+							if v != val(me, i) {
+								return fmt.Errorf("rank %d: dst[%d] = %d, want %d", me, i, v, val(me, i))
+							}
+						}
+						return nil
+					}
+					src := make([]int64, n)
+					for i := range src {
+						src[i] = val(me, i)
+					}
+					var dst []int64
+					if me == root {
+						dst = make([]int64, size*n)
+					}
+					if err := coll.Gather(ctx, r.World(), coll.Private(dst), coll.Private(src), n, opts...); err != nil {
+						return err
+					}
+					for m := range size {
+						for i := range n {
+							if me == root && dst[m*n+i] != val(m, i) {
+								return fmt.Errorf("root: dst[%d] = %d, want %d", m*n+i, dst[m*n+i], val(m, i))
+							}
+						}
+					}
+					return nil
+				}
+				counts := countCall(t, pgas.Config{Ranks: tc.ranks, RanksPerNode: tc.rpn}, body)
+				var total, inter, toRoot int64
+				for q, cq := range counts {
+					for p, pc := range cq.Peers {
+						total += pc.Messages
+						if p/tc.rpn != q/tc.rpn {
+							inter += pc.Messages
+						}
+						if p == root {
+							toRoot += pc.Messages
+						}
+					}
+				}
+				rootEdges := toRoot // gather: what the root's children put to it
+				if scatter {
+					rootEdges = counts[root].Messages()
+				}
+				if total != int64(tc.ranks-1) || inter != tc.interNode || rootEdges != tc.rootEdges {
+					t.Errorf("%d messages, %d between nodes, %d at the root; want %d, %d, %d", total, inter, rootEdges, tc.ranks-1, tc.interNode, tc.rootEdges)
+				}
+			})
+		}
+	}
+}
