@@ -17,6 +17,7 @@ import (
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/model"
 	"github.com/pgasmr/pgasmr/pgas/wrap"
 )
@@ -48,6 +49,7 @@ and line loads the cache counted in one step (pgas/model.PredictV1Cache).
 
   mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s
   mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s --cache on
+  mrrun model -np 2 --transport shm
   mrrun model -np 2 --format json
 
 Flags:
@@ -191,6 +193,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	recal := fs.Bool("recalibrate", false, "measure the parameters again even if a calibration is saved")
 	format := fs.String("format", "text", "text or json")
 	seg := fs.String("segment-bytes", "", "each rank's shared segment (default: sized to the matrix)")
+	tr := fs.String("transport", "inproc", "how the ranks communicate: inproc, or shm (one process per rank, launched by this command)")
 	cacheFlag := fs.String("cache", "", "also run v1 with the remote-reference cache: on or lines=N,line=BYTES,victim=N (see mrrun --help)")
 	if err := parseFlags(fs, args, stdout, modelHelp); err != nil {
 		return err
@@ -209,6 +212,10 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("model: --far %v: want a fraction in [0, 1]", *far)
 	case *format != "text" && *format != "json":
 		return usagef("model: --format %q: want text or json", *format)
+	case *tr != "inproc" && *tr != "shm":
+		return usagef("model: --transport %q: want inproc or shm", *tr)
+	case *tr == "shm" && *linkFlag != "":
+		return usagef("model: --link applies to --transport inproc, whose logical nodes it links")
 	}
 	cfg := pgas.Config{Ranks: *np, RanksPerNode: *rpn}
 	if *linkFlag != "" {
@@ -228,6 +235,20 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("model: --segment-bytes %s: want a positive multiple of 8 bytes", *seg)
 		}
 		cfg.SegmentBytes = b
+	}
+	if *tr == "shm" {
+		if launcher, _ := rankProcess(); launcher == "" {
+			// This process launches the ranks: copies of it, run with the
+			// same arguments; rank 0's process prints the report.
+			return launchRanks(ctx, *np, cfg.SegmentBytes, defaultStopGrace, append([]string{"model"}, args...), stdout, stderr, nil)
+		}
+		var err error
+		if cfg, err = launch.FromEnv(cfg); err != nil {
+			return err
+		}
+		if !launch.Leader(cfg) {
+			stdout = io.Discard
+		}
 	}
 	var cache pgas.CacheConfig
 	if *cacheFlag != "" {

@@ -40,6 +40,16 @@ func TestModel(t *testing.T) {
 	if n := len(rep.Rows); n != 4 || rep.Rows[3].Strategy != "v1+cache" || !(rep.Rows[3].PredictedS > 0) || !(rep.Rows[3].MeasuredS > 0) || rep.Cache != "lines=64,line=512,victim=16" {
 		t.Errorf("--cache: cache %q, rows %+v; want a fourth, v1+cache", rep.Cache, rep.Rows)
 	}
+	// --transport shm: the command launches its ranks as processes; rank
+	// 0's prints the report, of the shm transport's calibration.
+	r = mrrun(t, append(args, "--transport", "shm", "--format", "json")...).want(t, 0)
+	rep = modelReport{}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("--transport shm: not one JSON report: %v\n%s", err, r.stdout)
+	}
+	if rep.Transport != "shm" || len(rep.Rows) != 3 || !strings.Contains(rep.Calibration, "shm-np2") {
+		t.Errorf("--transport shm: transport %q, calibration %q, %d rows", rep.Transport, rep.Calibration, len(rep.Rows))
+	}
 	r = mrrun(t, args...).want(t, 0)
 	for _, s := range []string{"predicted", "measured", "v1", "v2", "v3", "W_priv"} {
 		if !strings.Contains(r.stdout, s) {
@@ -56,6 +66,8 @@ func TestModel(t *testing.T) {
 		{[]string{"model", "--format", "xml"}, "--format"},
 		{[]string{"model", "extra"}, "no arguments"},
 		{[]string{"model", "--cache", "lines=4,line=3"}, "--cache lines=4,line=3"},
+		{[]string{"model", "--transport", "tcp"}, "--transport"},
+		{[]string{"model", "--transport", "shm", "--ranks-per-node", "1", "--link", "5us"}, "--link applies to --transport inproc"},
 	} {
 		if r := mrrun(t, c.args...).want(t, 2); !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: stderr %q does not name %s", c.args, r.stderr, c.want)
