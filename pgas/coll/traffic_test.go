@@ -46,6 +46,23 @@ func countCall(t *testing.T, cfg pgas.Config, body func(ctx context.Context, r *
 	return counts
 }
 
+// tally sums every rank's messages: in all, between nodes of rpn ranks,
+// and the most one rank sent.
+func tally(counts []wrap.Counts, rpn int) (total, inter, maxSend int64) {
+	for q, cq := range counts {
+		var mine int64
+		for p, pc := range cq.Peers {
+			mine += pc.Messages
+			if p/rpn != q/rpn {
+				inter += pc.Messages
+			}
+		}
+		total += mine
+		maxSend = max(maxSend, mine)
+	}
+	return total, inter, maxSend
+}
+
 func bcastBody(n int, opts ...coll.Option) func(ctx context.Context, r *pgas.Rank) error {
 	return func(ctx context.Context, r *pgas.Rank) error {
 		src := make([]int64, n)
@@ -90,18 +107,7 @@ func TestBroadcastTreeMessages(t *testing.T) {
 				opts = append(opts, coll.Segment(tc.seg))
 			}
 			counts := countCall(t, pgas.Config{Ranks: tc.ranks, RanksPerNode: tc.rpn}, bcastBody(n, opts...))
-			var total, inter, maxSend int64
-			for q, cq := range counts {
-				var mine int64
-				for p, pc := range cq.Peers {
-					mine += pc.Messages
-					if p/tc.rpn != q/tc.rpn {
-						inter += pc.Messages
-					}
-				}
-				total += mine
-				maxSend = max(maxSend, mine)
-			}
+			total, inter, maxSend := tally(counts, tc.rpn)
 			if got := counts[0].Messages(); got != tc.rootMsgs {
 				t.Errorf("root sent %d messages; want %d", got, tc.rootMsgs)
 			}
@@ -218,18 +224,7 @@ func TestReduceTreeMessages(t *testing.T) {
 					return nil
 				}
 				counts := countCall(t, pgas.Config{Ranks: tc.ranks, RanksPerNode: tc.rpn}, body)
-				var total, inter, maxSend int64
-				for q, cq := range counts {
-					var mine int64
-					for p, pc := range cq.Peers {
-						mine += pc.Messages
-						if p/tc.rpn != q/tc.rpn {
-							inter += pc.Messages
-						}
-					}
-					total += mine
-					maxSend = max(maxSend, mine)
-				}
+				total, inter, maxSend := tally(counts, tc.rpn)
 				wantTotal, wantInter, wantMax := tc.totalMsgs, tc.interNode, tc.maxPerSender
 				if all { // and the result's broadcast along the same tree
 					wantTotal *= 2
