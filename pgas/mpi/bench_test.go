@@ -23,7 +23,9 @@ import (
 // for the small sizes: run them with a fixed count, -benchtime=20000x.
 // Beside each one runs the raw MPI baseline: the same MPI calls in a C
 // loop (MPI_Put + MPI_Win_flush_local, MPI_Get + MPI_Win_flush, blocking
-// MPI_Allgatherv).
+// MPI_Allgatherv). Each runs over shared memory (path=shm, OpenMPI's
+// default between ranks of a host) and, under OpenMPI, over its network
+// path (path=tcp: btl tcp, osc pt2pt, calls serialised; tcpEnv).
 
 const (
 	benchEPPut         = iota // transport Endpoint.Put
@@ -46,9 +48,11 @@ func BenchmarkPut(b *testing.B) {
 			name string
 			kind int
 		}{{"mpi-endpoint", benchEPPut}, {"mpi-pgas", benchPgasPut}, {"raw-mpi", benchRawPut}} {
-			b.Run(fmt.Sprintf("ranks=2/size=%d/%s", size, v.name), func(b *testing.B) {
-				runBench(b, v.kind, size, int64(size))
-			})
+			for _, p := range benchPaths() {
+				b.Run(fmt.Sprintf("ranks=2/size=%d/path=%s/%s", size, p.name, v.name), func(b *testing.B) {
+					runBench(b, v.kind, size, int64(size), p.env...)
+				})
+			}
 		}
 	}
 }
@@ -59,9 +63,11 @@ func BenchmarkGet(b *testing.B) {
 			name string
 			kind int
 		}{{"mpi-endpoint", benchEPGet}, {"mpi-pgas", benchPgasGet}, {"raw-mpi", benchRawGet}} {
-			b.Run(fmt.Sprintf("ranks=2/size=%d/%s", size, v.name), func(b *testing.B) {
-				runBench(b, v.kind, size, int64(size))
-			})
+			for _, p := range benchPaths() {
+				b.Run(fmt.Sprintf("ranks=2/size=%d/path=%s/%s", size, p.name, v.name), func(b *testing.B) {
+					runBench(b, v.kind, size, int64(size), p.env...)
+				})
+			}
 		}
 	}
 }
@@ -77,15 +83,32 @@ func BenchmarkAllgatherV(b *testing.B) {
 			{"coll-native", benchAllgatherV}, {"coll-nonative", benchAllgatherVNo},
 			{"mpi-endpoint", benchEPAllgatherv}, {"raw-mpi", benchRawAllgatherv},
 		} {
-			b.Run(fmt.Sprintf("ranks=2/size=%d/%s", size, v.name), func(b *testing.B) {
-				runBench(b, v.kind, size, 2*int64(size))
-			})
+			for _, p := range benchPaths() {
+				b.Run(fmt.Sprintf("ranks=2/size=%d/path=%s/%s", size, p.name, v.name), func(b *testing.B) {
+					runBench(b, v.kind, size, 2*int64(size), p.env...)
+				})
+			}
 		}
 	}
 }
 
-func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
-	res := launch(b, 2, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N))
+// benchPath is a way between the ranks: its name and environment.
+type benchPath struct {
+	name string
+	env  []string
+}
+
+// benchPaths are shared memory, and under OpenMPI its network path.
+func benchPaths() []benchPath {
+	paths := []benchPath{{"shm", nil}}
+	if mpi.Flavour == "OpenMPI" {
+		paths = append(paths, benchPath{"tcp", append(tcpEnv(), mpi.EnvSerialize+"=1")})
+	}
+	return paths
+}
+
+func runBench(b *testing.B, kind, size int, bytesPerOp int64, env ...string) {
+	res := launch(b, 2, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N), env...)
 	if res.err != nil {
 		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
 	}
