@@ -44,6 +44,11 @@ import (
 // cached writes reach the owner's memory at its next synchronisation
 // point.
 //
+// Memory: Lines*LineBytes (and a dirty mask of an eighth of that) for
+// every remote rank the rank has touched, plus the victim lines; MuPC's
+// default geometry is 256 KiB a remote rank, so a rank of a 64-rank job
+// that touches every other rank holds 16 MiB of cache.
+//
 // A line fetch counts as one remote get of the line's bytes in Stats and
 // a write-back as one remote put per dirty run; Stats.Cache counts hits,
 // misses and the rest. The zero CacheConfig (Lines 0) is no cache.
