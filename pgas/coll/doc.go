@@ -42,12 +42,14 @@
 // Flat (the root sends to everyone in one step), Binomial (recursive
 // halving over members grouped by node, ceil(log2 n) steps with a team
 // barrier between steps), BinomialFlat (binomial over one leader per node,
-// then flat inside each node), or Auto (flat on one node, binomial with
+// then flat inside each node), FlatFlat (the root to one leader per node,
+// then flat inside each node: the flat-tree hierarchical algorithm, one
+// message between nodes per node), or Auto (flat on one node, binomial with
 // one rank per node, binomial-flat otherwise). Reduce and Allreduce of a
 // commutative operation combine their partial results along the same tree
-// run backwards when WithAlgo names Binomial or BinomialFlat (binomial:
-// ceil(log2 n) rounds; binomial-flat: inside each node at its leader, then
-// one message per node); Auto and Flat gather them to the root in one
+// run backwards when WithAlgo names Binomial, BinomialFlat or FlatFlat
+// (binomial: ceil(log2 n) rounds; the hierarchical ones: inside each node
+// at its leader, then one message per node); Auto and Flat gather them to the root in one
 // round, which keeps the combining order, and so floating-point bits, of
 // every team size. Gather and Scatter between private buffers go along
 // the tree too (any algorithm but Flat, Auto included): one message per

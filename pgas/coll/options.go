@@ -66,6 +66,10 @@ const (
 	// BinomialFlat: binomial over one leader per node, then flat inside
 	// each node.
 	BinomialFlat
+	// FlatFlat: the flat-tree hierarchical algorithm (seeds/002 Fig.
+	// 3.8): the root to one leader per node, then each leader to the
+	// members of its node; one message between nodes per node.
+	FlatFlat
 )
 
 func (a Algo) String() string {
@@ -78,6 +82,8 @@ func (a Algo) String() string {
 		return "binomial"
 	case BinomialFlat:
 		return "binomial-flat"
+	case FlatFlat:
+		return "flat-flat"
 	}
 	return fmt.Sprintf("Algo(%d)", int(a))
 }

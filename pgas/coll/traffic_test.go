@@ -99,6 +99,8 @@ func TestBroadcastTreeMessages(t *testing.T) {
 		{"auto/8x1", 8, 1, coll.Auto, 0, 3, 7, 7, 3},
 		{"binomial-flat/2x4", 8, 4, coll.BinomialFlat, 0, 4, 1, 7, 4},
 		{"auto/2x4", 8, 4, coll.Auto, 0, 4, 1, 7, 4},
+		{"flat-flat/2x4", 8, 4, coll.FlatFlat, 0, 4, 1, 7, 4},
+		{"flat-flat/3x4", 12, 4, coll.FlatFlat, 0, 5, 2, 11, 5},
 		{"flat/segmented", 4, 4, coll.Flat, 48, 3 * 3, 0, 9, 9}, // ceil(128/48) = 3 per receiver
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,6 +201,7 @@ func TestReduceTreeMessages(t *testing.T) {
 		{"binomial/5x1", 5, 1, coll.Binomial, 4, 4, 1, 3},
 		{"binomial-flat/8x4", 8, 4, coll.BinomialFlat, 7, 1, 1, 2},
 		{"binomial-flat/12x4", 12, 4, coll.BinomialFlat, 11, 2, 1, 3},
+		{"flat-flat/12x4", 12, 4, coll.FlatFlat, 11, 2, 1, 2},
 	} {
 		for _, all := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/all=%v", tc.name, all), func(t *testing.T) {
@@ -261,6 +264,7 @@ func TestGatherScatterTree(t *testing.T) {
 		{"binomial/6x1", 6, 1, coll.Binomial, 3, 5},
 		{"binomial-flat/8x4", 8, 4, coll.BinomialFlat, 4, 1},
 		{"auto/12x4", 12, 4, coll.Auto, 5, 2},
+		{"flat-flat/12x4", 12, 4, coll.FlatFlat, 5, 2},
 	} {
 		for _, scatter := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/scatter=%v", tc.name, scatter), func(t *testing.T) {

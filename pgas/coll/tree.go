@@ -114,12 +114,23 @@ func buildBroadcastTree(t *pgas.Team, root int, a Algo) [][]edge {
 		return [][]edge{rd}
 	case Binomial:
 		return binomial(order)
-	default: // BinomialFlat
+	default: // BinomialFlat, FlatFlat
 		leaders := make([]int, len(groups))
 		for i, g := range groups {
 			leaders[i] = g[0]
 		}
-		rounds := binomial(leaders)
+		var rounds [][]edge
+		if resolve(t, a) == FlatFlat {
+			var first []edge
+			for _, l := range leaders[1:] {
+				first = append(first, edge{root, l})
+			}
+			if first != nil {
+				rounds = append(rounds, first)
+			}
+		} else {
+			rounds = binomial(leaders)
+		}
 		var last []edge
 		for _, g := range groups {
 			for _, tid := range g[1:] {

@@ -779,7 +779,7 @@ func mvRunAll(ctx context.Context, r *pgas.Rank, t *pgas.Team, cs []mvCase) erro
 // ---- case generators ----
 
 var (
-	mvAlgos = []coll.Algo{coll.Auto, coll.Flat, coll.Binomial, coll.BinomialFlat}
+	mvAlgos = []coll.Algo{coll.Auto, coll.Flat, coll.Binomial, coll.BinomialFlat, coll.FlatFlat}
 	// mvLayouts are block sizes for shared buffers; none of them puts a
 	// member's chunk on that member in general.
 	mvLayouts = []int64{pgas.Cyclic, 3, pgas.Star, 8, pgas.Indefinite, 5}
@@ -963,7 +963,7 @@ func mvLayoutsCheck(ctx context.Context, r *pgas.Rank) error {
 					n := 3 + i%2*2
 					src := mvBufSpec{priv: form[0], blk: blk, at: at}
 					dst := mvBufSpec{priv: form[1], blk: mvLayouts[(i+1)%len(mvLayouts)], at: 5 - at}
-					g.add(mvCase{fam: f, typ: mvType(i % 3), n: n, root: (i + int(at)) % N, algo: mvAlgos[i%4], src: src, dst: dst})
+					g.add(mvCase{fam: f, typ: mvType(i % 3), n: n, root: (i + int(at)) % N, algo: mvAlgos[i%len(mvAlgos)], src: src, dst: dst})
 				}
 			}
 		}
@@ -981,7 +981,7 @@ func mvSyncCheck(ctx context.Context, r *pgas.Rank) error {
 	for f := range mvFamilies {
 		for _, form := range mvForms(f) {
 			mk := func(s coll.Sync, n int) mvCase {
-				c := mvCase{fam: f, n: n, root: N - 1, algo: mvAlgos[g.k%4], sync: s, withSync: true,
+				c := mvCase{fam: f, n: n, root: N - 1, algo: mvAlgos[g.k%len(mvAlgos)], sync: s, withSync: true,
 					src: g.buf(form[0], n, 0), dst: g.buf(form[1], n, 1)}
 				g.add(c)
 				return g.cs[len(g.cs)-1]
@@ -1039,7 +1039,7 @@ func mvRepeatCheck(ctx context.Context, r *pgas.Rank) error {
 			if i == 6 && !f.inPlace() {
 				form = [2]bool{false, true}
 			}
-			g.add(mvCase{fam: f, typ: mvType(i % 3), n: n, root: i % N, algo: mvAlgos[i%4],
+			g.add(mvCase{fam: f, typ: mvType(i % 3), n: n, root: i % N, algo: mvAlgos[i%len(mvAlgos)],
 				src: g.buf(form[0], n, 0), dst: g.buf(form[1], n, 1)})
 			cs = append(cs, g.cs[len(g.cs)-1])
 		}

@@ -157,7 +157,7 @@ func (e *rdEnv) roots() []int {
 func (e *rdEnv) options(root int) (opts []coll.Option, outNo bool) {
 	k := e.calls
 	e.calls++
-	opts = []coll.Option{coll.Root(root), coll.WithAlgo([]coll.Algo{coll.Auto, coll.Flat, coll.Binomial, coll.BinomialFlat}[k%4])}
+	opts = []coll.Option{coll.Root(root), coll.WithAlgo([]coll.Algo{coll.Auto, coll.Flat, coll.Binomial, coll.BinomialFlat, coll.FlatFlat}[k%5])}
 	if k%3 == 1 {
 		opts = append(opts, coll.WithSync(coll.InNo|coll.OutNo))
 		outNo = true
@@ -975,7 +975,7 @@ func (c rdCase[T]) chain(ctx context.Context, e *rdEnv) error {
 		pref := c.prefixes(seq)
 		mine := part(e.tid())
 		opts := []coll.Option{coll.Root(root), coll.WithSync(coll.InNo | coll.OutNo),
-			coll.WithAlgo([]coll.Algo{coll.Flat, coll.Binomial, coll.BinomialFlat}[it%3])}
+			coll.WithAlgo([]coll.Algo{coll.Flat, coll.Binomial, coll.BinomialFlat, coll.FlatFlat}[it%4])}
 		what := fmt.Sprintf("chain %s iteration %d", c.name, it)
 		switch it % 4 {
 		case 0, 1:
