@@ -51,9 +51,11 @@
 // (binomial: ceil(log2 n) rounds; the hierarchical ones: inside each node
 // at its leader, then one message per node); Auto and Flat gather them to the root in one
 // round, which keeps the combining order, and so floating-point bits, of
-// every team size. Gather and Scatter between private buffers go along
-// the tree too (any algorithm but Flat, Auto included): one message per
-// tree edge, each member forwarding its subtree's chunks. Other families
+// every team size. Gather and Scatter go along the tree too (any
+// algorithm but Flat, Auto included; not with AllThr): one message per
+// tree edge, each member forwarding its subtree's chunks through a private
+// buffer (a shared source or destination is read or written at the
+// ends). Other families
 // move every
 // chunk directly, in one step; ExchangeInPlace on a shared buffer whose
 // regions are their members' own swaps chunks pairwise (seeds/002 Fig.

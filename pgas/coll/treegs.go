@@ -3,9 +3,11 @@ package coll
 import (
 	"context"
 	"fmt"
+
+	"github.com/pgasmr/pgasmr/pgas"
 )
 
-// Tree gather and scatter between private buffers (seeds/002 Figs.
+// Tree gather and scatter (seeds/002 Figs.
 // 3.8-3.10): data travels along the WithAlgo broadcast tree, backwards
 // for Gather (each member forwards the chunks of its subtree to the
 // member it would hear from) and forwards for Scatter (each member
@@ -34,9 +36,35 @@ func subtrees(size int, rounds [][]edge) (list [][]int, at []int) {
 }
 
 // treeMoves reports whether Gather or Scatter of this call goes along a
-// tree: both buffers private, no AllThr, and a tree that is not flat.
+// tree: no AllThr, and a tree that is not flat. The tree's forwarding
+// buffers are private; a shared source or destination is read or written
+// at the ends (each member its own chunk, the root its area).
 func (c *call[T]) treeMoves() bool {
-	return c.privOnly() && !c.o.allThr && c.t.Size() > 2 && resolve(c.t, c.o.algo) != Flat
+	return !c.o.allThr && c.t.Size() > 2 && resolve(c.t, c.o.algo) != Flat
+}
+
+// readInto fills dst from l's len(dst) elements: this member's private
+// slice, or the shared elements (a get where another rank holds them).
+func (c *call[T]) readInto(ctx context.Context, l loc, dst []T) error {
+	if c.isPriv(l) {
+		copy(dst, c.privSlice(l, int64(len(dst))))
+		return nil
+	}
+	h := &pgas.Handle{}
+	c.getRange(ctx, l, dst, h)
+	return h.Wait(ctx)
+}
+
+// writeFrom stores src at l: into this member's private slice, or into
+// the shared elements.
+func (c *call[T]) writeFrom(ctx context.Context, l loc, src []T) error {
+	if c.isPriv(l) {
+		copy(c.privSlice(l, int64(len(src))), src)
+		return nil
+	}
+	h := &pgas.Handle{}
+	c.putRange(ctx, l, src, h)
+	return h.Wait(ctx)
 }
 
 // treeGather is Gather along the tree.
@@ -45,7 +73,9 @@ func (c *call[T]) treeGather(ctx context.Context, n int64) error {
 	rounds := broadcastTree(c.t, root, c.o.algo)
 	list, at := subtrees(c.t.Size(), rounds)
 	buf := make([]T, int64(len(list[me]))*n)
-	copy(buf[:n], c.privSlice(loc{buf: bufSrc}, n))
+	if err := c.readInto(ctx, c.chunk(bufSrc, me, n), buf[:n]); err != nil {
+		return err
+	}
 	g := c.sub(buf)
 	for ri := len(rounds) - 1; ri >= 0; ri-- {
 		var ms []move
@@ -59,7 +89,9 @@ func (c *call[T]) treeGather(ctx context.Context, n int64) error {
 	}
 	if me == root {
 		for pos, m := range list[root] {
-			copy(c.privSlice(loc{buf: bufDst, idx: int64(c.slot(m)) * n}, n), buf[int64(pos)*n:int64(pos+1)*n])
+			if err := c.writeFrom(ctx, c.area(bufDst, root, c.slot(m), n), buf[int64(pos)*n:int64(pos+1)*n]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -73,7 +105,9 @@ func (c *call[T]) treeScatter(ctx context.Context, n int64) error {
 	buf := make([]T, int64(len(list[me]))*n)
 	if me == root {
 		for pos, m := range list[root] {
-			copy(buf[int64(pos)*n:int64(pos+1)*n], c.privSlice(loc{buf: bufSrc, idx: int64(c.slot(m)) * n}, n))
+			if err := c.readInto(ctx, c.area(bufSrc, root, c.slot(m), n), buf[int64(pos)*n:int64(pos+1)*n]); err != nil {
+				return err
+			}
 		}
 	}
 	g := c.sub(buf)
@@ -87,8 +121,7 @@ func (c *call[T]) treeScatter(ctx context.Context, n int64) error {
 			return err
 		}
 	}
-	copy(c.privSlice(loc{buf: bufDst}, n), buf[:n])
-	return nil
+	return c.writeFrom(ctx, c.chunk(bufDst, me, n), buf[:n])
 }
 
 // treeCall runs f (a tree gather or scatter) as a whole collective call:
