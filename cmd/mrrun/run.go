@@ -208,28 +208,9 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 	return res, nil
 }
 
-// parseLink parses --link's LATENCY[,BANDWIDTH]: a duration (5us) and a
-// byte count a second (5GB/s; the /s may be left out).
-func parseLink(v string) (wrap.NodeLink, error) {
-	lat, bw, hasBW := strings.Cut(v, ",")
-	d, err := time.ParseDuration(strings.TrimSpace(lat))
-	if err != nil || d < 0 {
-		return wrap.NodeLink{}, fmt.Errorf("want a latency such as 5us, then optionally a bandwidth such as 5GB/s")
-	}
-	link := wrap.NodeLink{Latency: d}
-	if hasBW {
-		b, err := parseSize(strings.TrimSuffix(strings.TrimSpace(bw), "/s"))
-		if err != nil || b <= 0 {
-			return wrap.NodeLink{}, fmt.Errorf("bandwidth %q: want bytes a second such as 5GB/s", bw)
-		}
-		link.BytesPerSec = float64(b)
-	}
-	return link, nil
-}
-
 // nodeLink is the link --link gives between --ranks-per-node's nodes.
 func nodeLink(v string, ranksPerNode int) (wrap.NodeLink, error) {
-	link, err := parseLink(v)
+	link, err := wrap.ParseLink(v)
 	if err != nil {
 		return link, err
 	}

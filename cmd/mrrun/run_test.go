@@ -1061,8 +1061,8 @@ func TestLink(t *testing.T) {
 		"5us,5GB/s":   {Latency: 5 * time.Microsecond, BytesPerSec: 5e9},
 		"1ms, 100MiB": {Latency: time.Millisecond, BytesPerSec: 100 << 20},
 	} {
-		if got, err := parseLink(v); err != nil || got != want {
-			t.Errorf("parseLink(%q) = %+v, %v; want %+v", v, got, err, want)
+		if got, err := wrap.ParseLink(v); err != nil || got != want {
+			t.Errorf("wrap.ParseLink(%q) = %+v, %v; want %+v", v, got, err, want)
 		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,7 +43,7 @@ func run() error {
 	steps := flag.Int("steps", 20, "smoothing steps a style")
 	styles := flag.String("styles", "bulk,fine,array", "comma-separated styles")
 	perNode := flag.Int("ranks-per-node", 0, "ranks per logical node (in one process; 0: one node)")
-	link := flag.String("link", "", "in one process, emulate a network between the logical nodes: LATENCY,BYTES_PER_SECOND (e.g. 5us,5GB/s)")
+	link := flag.String("link", "", "in one process, emulate a network between the logical nodes: LATENCY[,BANDWIDTH] (e.g. 5us,5GB/s)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -74,10 +73,14 @@ func run() error {
 	box := (*n + 2) * (*n + 2) * (*n + 2) * 8 / int64(cfg.Ranks)
 	cfg.RanksPerNode, cfg.SegmentBytes = *perNode, (3*box+4<<20)&^7
 	if cfg.Transport == nil && *link != "" {
-		nl, err := parseLink(*link, *perNode)
-		if err != nil {
-			return err
+		if *perNode < 1 {
+			return fmt.Errorf("-link needs -ranks-per-node")
 		}
+		nl, err := wrap.ParseLink(*link)
+		if err != nil {
+			return fmt.Errorf("-link %s: %w", *link, err)
+		}
+		nl.RanksPerNode = *perNode
 		cfg.Transport = wrap.NewNodeLatency(inproc.New(), nl)
 	}
 	if cfg, err = launch.FromEnv(cfg); err != nil {
@@ -140,28 +143,4 @@ func run() error {
 	}
 	fmt.Fprintln(out, "every style's cells equal the sequential run's")
 	return nil
-}
-
-// parseLink reads LATENCY,BYTES_PER_SECOND with a GB/s or MB/s suffix.
-func parseLink(s string, perNode int) (wrap.NodeLink, error) {
-	if perNode < 1 {
-		return wrap.NodeLink{}, fmt.Errorf("-link needs -ranks-per-node")
-	}
-	lat, bw, ok := strings.Cut(s, ",")
-	d, err := time.ParseDuration(lat)
-	if !ok || err != nil {
-		return wrap.NodeLink{}, fmt.Errorf("-link %q: want LATENCY,BANDWIDTH such as 5us,5GB/s", s)
-	}
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(bw, "GB/s"):
-		mult, bw = 1e9, strings.TrimSuffix(bw, "GB/s")
-	case strings.HasSuffix(bw, "MB/s"):
-		mult, bw = 1e6, strings.TrimSuffix(bw, "MB/s")
-	}
-	b, err := strconv.ParseFloat(bw, 64)
-	if err != nil || b <= 0 {
-		return wrap.NodeLink{}, fmt.Errorf("-link %q: bad bandwidth", s)
-	}
-	return wrap.NodeLink{RanksPerNode: perNode, Latency: d, BytesPerSec: b * mult}, nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/pgasmr/pgasmr/internal/size"
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
@@ -64,6 +66,26 @@ type NodeLink struct {
 	RanksPerNode int
 	Latency      time.Duration
 	BytesPerSec  float64
+}
+
+// ParseLink reads a link as LATENCY[,BANDWIDTH]: a duration (5us) and a
+// byte count a second (5GB/s, 100MiB; the /s may be left out). The
+// result's RanksPerNode is zero: the caller says how its ranks group.
+func ParseLink(v string) (NodeLink, error) {
+	lat, bw, hasBW := strings.Cut(v, ",")
+	d, err := time.ParseDuration(strings.TrimSpace(lat))
+	if err != nil || d < 0 {
+		return NodeLink{}, fmt.Errorf("want a latency such as 5us, then optionally a bandwidth such as 5GB/s")
+	}
+	link := NodeLink{Latency: d}
+	if hasBW {
+		b, err := size.Parse(strings.TrimSuffix(strings.TrimSpace(bw), "/s"))
+		if err != nil || b <= 0 {
+			return NodeLink{}, fmt.Errorf("bandwidth %q: want bytes a second such as 5GB/s", bw)
+		}
+		link.BytesPerSec = float64(b)
+	}
+	return link, nil
 }
 
 // NewNodeLatency returns a transport that delays the operations of
