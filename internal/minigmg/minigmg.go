@@ -299,8 +299,9 @@ func (s *Solver) Exchange(ctx context.Context) error {
 	case Fine:
 		src := cur.View(me)
 		for _, f := range s.theirs {
+			dst := cur.View(f.neighbour)
 			for x := range f.box.Points() {
-				if err := s.r.PutBytes(ctx, f.neighbour, cur.Offset(f.neighbour, x), floatBytes(src.At(x))); err != nil {
+				if err := s.r.PutBytes(ctx, f.neighbour, dst.Offset(x), floatBytes(src.At(x))); err != nil {
 					return err
 				}
 			}

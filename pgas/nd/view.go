@@ -58,6 +58,15 @@ func (v View[T]) Owner() int { return v.owner }
 
 func (v View[T]) esz() int64 { return int64(unsafe.Sizeof(*new(T))) }
 
+// Offset is the byte offset in the owner's segment of the element at
+// point p (in the domain), for transfers made by hand.
+func (v View[T]) Offset(p Point) int64 {
+	if !v.dom.Contains(p) {
+		panic(fmt.Sprintf("nd: Offset %v of a view over %v", p, v.dom))
+	}
+	return v.addr(p)
+}
+
 // addr is the byte offset of point p.
 func (v View[T]) addr(p Point) int64 {
 	a := v.origin
@@ -169,46 +178,29 @@ func (v View[T]) Put(ctx context.Context, p Point, x T) error {
 // domains must have as many dimensions; the elements of v's part must
 // not overlap each other (views made by this package never do).
 func (v View[T]) CopyFrom(ctx context.Context, src View[T]) error {
-	if v.dom.Dims() != src.dom.Dims() {
-		panic(fmt.Sprintf("nd: CopyFrom between views of %d and %d dimensions", v.dom.Dims(), src.dom.Dims()))
-	}
-	if v.r != src.r {
-		panic("nd: CopyFrom between views made with different ranks")
-	}
-	in := v.dom.Intersect(src.dom)
-	if in.Empty() {
-		return nil
-	}
-	d, s := v.Constrict(in).strided(), src.Constrict(in).strided()
-	buf := make([]byte, s.Bytes())
-	if err := v.r.GetStrided(ctx, src.owner, s, buf); err != nil {
-		return fmt.Errorf("nd: copy of %v from rank %d: %w", in, src.owner, err)
-	}
-	if err := v.r.PutStrided(ctx, v.owner, d, buf); err != nil {
-		return fmt.Errorf("nd: copy of %v to rank %d: %w", in, v.owner, err)
-	}
-	return nil
+	return v.CopyFromAsync(ctx, src).Wait(ctx)
 }
 
 // CopyHandle is an outstanding CopyFromAsync.
 type CopyHandle struct {
 	h      *pgas.Handle
 	finish func(ctx context.Context) error // what is left once h is done, or nil
-	err    error
+	what   string                          // the copy, for errors
 }
 
 // Wait blocks until the copy is complete as CopyFrom leaves it (a put to
 // another rank complete at this rank's next Fence or Barrier) and returns
 // its error. Waiting again returns nil.
 func (c *CopyHandle) Wait(ctx context.Context) error {
-	err := c.err
+	var err error
 	if c.h != nil {
-		if e := c.h.Wait(ctx); err == nil {
-			err = e
-		}
+		err = c.h.Wait(ctx)
 	}
 	if c.finish != nil && err == nil {
 		err = c.finish(ctx)
+	}
+	if err != nil {
+		err = fmt.Errorf("nd: copy of %s: %w", c.what, err)
 	}
 	*c = CopyHandle{}
 	return err
@@ -223,10 +215,10 @@ func (c *CopyHandle) Wait(ctx context.Context) error {
 // Wait.
 func (v View[T]) CopyFromAsync(ctx context.Context, src View[T]) *CopyHandle {
 	if v.dom.Dims() != src.dom.Dims() {
-		panic(fmt.Sprintf("nd: CopyFromAsync between views of %d and %d dimensions", v.dom.Dims(), src.dom.Dims()))
+		panic(fmt.Sprintf("nd: copy between views of %d and %d dimensions", v.dom.Dims(), src.dom.Dims()))
 	}
 	if v.r != src.r {
-		panic("nd: CopyFromAsync between views made with different ranks")
+		panic("nd: copy between views made with different ranks")
 	}
 	in := v.dom.Intersect(src.dom)
 	if in.Empty() {
@@ -234,15 +226,13 @@ func (v View[T]) CopyFromAsync(ctx context.Context, src View[T]) *CopyHandle {
 	}
 	d, s := v.Constrict(in).strided(), src.Constrict(in).strided()
 	buf := make([]byte, s.Bytes())
+	what := fmt.Sprintf("%v from rank %d to rank %d", in, src.owner, v.owner)
 	h := v.r.GetStridedAsync(ctx, src.owner, s, buf, nil)
 	if src.owner == v.r.ID() { // packed already: the put can start
-		return &CopyHandle{h: v.r.PutStridedAsync(ctx, v.owner, d, buf, h)}
+		return &CopyHandle{h: v.r.PutStridedAsync(ctx, v.owner, d, buf, h), what: what}
 	}
-	return &CopyHandle{h: h, finish: func(ctx context.Context) error {
-		if err := v.r.PutStrided(ctx, v.owner, d, buf); err != nil {
-			return fmt.Errorf("nd: copy of %v to rank %d: %w", in, v.owner, err)
-		}
-		return nil
+	return &CopyHandle{h: h, what: what, finish: func(ctx context.Context) error {
+		return v.r.PutStrided(ctx, v.owner, d, buf)
 	}}
 }
 
@@ -291,10 +281,6 @@ func (g *Grid[T]) Local() []T {
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(&g.r.Segment()[g.reg.Off])), n)
 }
-
-// Offset is the byte offset in rank p's segment of its element at point
-// x, for transfers made by hand (bulk and fine-grained styles).
-func (g *Grid[T]) Offset(p int, x Point) int64 { return g.View(p).addr(x) }
 
 // AllFree frees the grid (collective).
 func (g *Grid[T]) AllFree(ctx context.Context) error { return g.r.AllFree(ctx, g.reg) }
