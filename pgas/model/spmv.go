@@ -218,18 +218,21 @@ func (pr Problem) sync(p Params, barriers int) float64 {
 // with T_indv^local = CL/W_priv (eq. 9) unless Params.TauLocal is set, plus
 // StepBarriers barriers.
 func PredictV1(p Params, pr Problem) Prediction {
+	tl := p.tauLocal()
+	return predictV1(p, pr, func(_ int, c RankCounts) float64 {
+		return times(c.Indv.Local, tl) + times(c.Indv.Remote, p.Tau) // eq. 10
+	})
+}
+
+// predictV1 is eq. 16 with the cost of a rank's reads of other ranks'
+// elements given by remote: T_comp, the reads of its own elements through
+// the runtime (Params.TauOwn; free in the paper), the priced barriers.
+func predictV1(p Params, pr Problem, remote func(i int, c RankCounts) float64) Prediction {
 	pd := Prediction{Strategy: V1, PerRank: make([]Terms, len(pr.Ranks))}
 	sync := pr.sync(p, pr.StepBarriers)
-	tl := p.tauLocal()
 	for i, c := range pr.Ranks {
-		// The rank's other reads of x are of its own elements, through
-		// the runtime too (Params.TauOwn; free in the paper).
 		own := max(c.Rows*int64(pr.RNZ)-c.Indv.Local-c.Indv.Remote, 0)
-		t := Terms{
-			Comp: CompTime(p, pr, c),
-			Comm: times(c.Indv.Local, tl) + times(c.Indv.Remote, p.Tau) + times(own, p.TauOwn), // eq. 10
-			Sync: sync,
-		}
+		t := Terms{Comp: CompTime(p, pr, c), Comm: remote(i, c) + times(own, p.TauOwn), Sync: sync}
 		pd.PerRank[i] = t
 		if s := t.Sum(); i == 0 || s > pd.Total { // eq. 16
 			pd.Total, pd.Terms, pd.Rank, pd.Node = s, t, i, c.Node
@@ -260,24 +263,12 @@ type CacheCounts struct {
 // from another node. cache holds every rank's counts, indexed like
 // pr.Ranks. Comm holds the accesses; the rest is as PredictV1.
 func PredictV1Cache(p Params, pr Problem, cache []CacheCounts) Prediction {
-	pd := Prediction{Strategy: V1, PerRank: make([]Terms, len(pr.Ranks))}
-	sync := pr.sync(p, pr.StepBarriers)
-	for i, c := range pr.Ranks {
+	return predictV1(p, pr, func(i int, _ RankCounts) float64 {
 		cc := cache[i]
-		own := max(c.Rows*int64(pr.RNZ)-c.Indv.Local-c.Indv.Remote, 0)
-		t := Terms{
-			Comp: CompTime(p, pr, c),
-			Comm: times(own, p.TauOwn) + times(cc.Hits, p.tauHit()) +
-				times(cc.Fetches.Local, p.MsgLocal) + div(2*float64(cc.FetchBytes.Local), p.wLocal()) +
-				times(cc.Fetches.Remote, p.msgRemote()) + div(float64(cc.FetchBytes.Remote), p.WRem),
-			Sync: sync,
-		}
-		pd.PerRank[i] = t
-		if s := t.Sum(); i == 0 || s > pd.Total {
-			pd.Total, pd.Terms, pd.Rank, pd.Node = s, t, i, c.Node
-		}
-	}
-	return pd
+		return times(cc.Hits, p.tauHit()) +
+			times(cc.Fetches.Local, p.MsgLocal) + div(2*float64(cc.FetchBytes.Local), p.wLocal()) +
+			times(cc.Fetches.Remote, p.msgRemote()) + div(float64(cc.FetchBytes.Remote), p.WRem)
+	})
 }
 
 // nodes groups rank indices by node, in node order.
