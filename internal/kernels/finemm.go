@@ -97,18 +97,19 @@ func (m *FineMM) Naive(ctx context.Context, r *pgas.Rank) error {
 func (m *FineMM) Temporal(ctx context.Context, r *pgas.Rank) error {
 	n := m.N
 	rows := m.rows(r)
-	for _, i := range rows {
-		clear(m.ownRow(m.C, i))
+	as, cs := make([][]float32, len(rows)), make([][]float32, len(rows))
+	for x, i := range rows {
+		as[x], cs[x] = m.ownRow(m.A, i), m.ownRow(m.C, i)
+		clear(cs[x])
 	}
 	for j := range n {
 		for k := range n {
-			for _, i := range rows {
+			for x := range rows {
 				bkj, err := m.B.Get(ctx, int64(k*n+j))
 				if err != nil {
 					return fmt.Errorf("fine matrix multiply: B[%d][%d]: %w", k, j, err)
 				}
-				ci := m.ownRow(m.C, i)
-				ci[j] = float32(ci[j] + float32(m.ownRow(m.A, i)[k]*bkj))
+				cs[x][j] = float32(cs[x][j] + float32(as[x][k]*bkj))
 			}
 		}
 	}
