@@ -2,6 +2,7 @@ package pgastest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -120,16 +121,7 @@ func checkSplitPhaseRead(ctx context.Context, r *pgas.Rank) error {
 			return err
 		}
 	}
-	return errorsJoin(a.AllFree(ctx), b.AllFree(ctx))
-}
-
-func errorsJoin(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	return errors.Join(a.AllFree(ctx), b.AllFree(ctx))
 }
 
 // wide is an element of 80 bytes, more than a small line holds.
@@ -189,7 +181,7 @@ func checkFalseSharing(ctx context.Context, r *pgas.Rank) error {
 			return err
 		}
 	}
-	return errorsJoin(a.AllFree(ctx), w.AllFree(ctx))
+	return errors.Join(a.AllFree(ctx), w.AllFree(ctx))
 }
 
 // checkLockedCounter: a counter on rank 0 incremented by every rank
