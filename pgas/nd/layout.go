@@ -171,7 +171,22 @@ func (l Layout) Course(v Point) int64 {
 
 // LocalOffset is element v's offset in its owner's storage: course *
 // TileElems + phase.
-func (l Layout) LocalOffset(v Point) int64 { return l.Course(v)*l.tileElems + l.Phase(v) }
+func (l Layout) LocalOffset(v Point) int64 {
+	_, off := l.Locate(v)
+	return off
+}
+
+// Locate is Owner and LocalOffset of element v, computed once.
+func (l Layout) Locate(v Point) (rank int, off int64) {
+	l.check("Locate", v)
+	var li, ph int64
+	for k := range v {
+		li = li*l.tiles[k] + v[k]/l.blocks[k]
+		ph = ph*l.blocks[k] + v[k]%l.blocks[k]
+	}
+	t := int64(l.ranks)
+	return int(li % t), li/t*l.tileElems + ph
+}
 
 // Node is the node of element v's owner, N(v) of Table 1.
 func (l Layout) Node(v Point) int { return l.Owner(v) / l.perNode }

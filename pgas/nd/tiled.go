@@ -12,7 +12,8 @@ import (
 type TiledArray[T any] struct {
 	lay   Layout
 	r     *pgas.Rank
-	arr   *pgas.Array[T] // LocalElems per rank, rank p's storage its block p
+	arr   *pgas.Array[T] // per elements a rank, rank p's storage its block p
+	per   int64          // max(LocalElems, 1)
 	local []T
 }
 
@@ -30,7 +31,7 @@ func AllAlloc[T any](ctx context.Context, r *pgas.Rank, dims, blocks Point) (*Ti
 	if err != nil {
 		return nil, fmt.Errorf("nd: tiled array %v in tiles %v: %w", dims, blocks, err)
 	}
-	return &TiledArray[T]{lay: lay, r: r, arr: arr, local: arr.Local()[:lay.LocalElems()]}, nil
+	return &TiledArray[T]{lay: lay, r: r, arr: arr, per: per, local: arr.Local()[:lay.LocalElems()]}, nil
 }
 
 // Layout is the array's layout.
@@ -58,16 +59,17 @@ func (a *TiledArray[T]) Tile(t Point) []T {
 // At returns a pointer to element v in this rank's storage; v must be
 // this rank's (it panics otherwise). It is the privatised access.
 func (a *TiledArray[T]) At(v Point) *T {
-	if o := a.lay.Owner(v); o != a.r.ID() {
+	o, off := a.lay.Locate(v)
+	if o != a.r.ID() {
 		panic(fmt.Sprintf("nd: At %v: the element is rank %d's, not rank %d's", v, o, a.r.ID()))
 	}
-	return &a.local[a.lay.LocalOffset(v)]
+	return &a.local[off]
 }
 
 // global is v's index in the underlying pgas array.
 func (a *TiledArray[T]) global(v Point) int64 {
-	per := max(a.lay.LocalElems(), 1)
-	return int64(a.lay.Owner(v))*per + a.lay.LocalOffset(v)
+	rank, off := a.lay.Locate(v)
+	return int64(rank)*a.per + off
 }
 
 // Get returns element v, from this rank's storage or through the
