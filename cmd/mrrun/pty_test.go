@@ -79,7 +79,9 @@ func runOnPty(t *testing.T, cols uint16, args ...string) (string, int) {
 // frames: on a terminal the bar updates and is cleared before the result;
 // piped, or with -q, there is no bar; --progress forces it.
 func TestProgressTerminal(t *testing.T) {
-	size := int64(80e6)
+	// At least 4 frames' worth at 2 ranks: 80 MB took 0.25 s on a quiet
+	// machine, one frame.
+	size := int64(240e6)
 	if raceEnabled {
 		size = 12e6 // about 1.5s of -race wordcount on 2 ranks
 	}
