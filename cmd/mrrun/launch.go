@@ -18,7 +18,8 @@ import (
 )
 
 // rankProcess says whether a launcher started this process as a rank:
-// launcher is "shm" (mrrun's) or "mpi" (an MPI launcher), or "" for a
+// launcher is "shm" (mrrun's), "mpi" (an MPI launcher) or "shmem" (oshrun,
+// in a build with -tags shmem), or "" for a
 // process that was not; rank is then its rank, as the launcher's
 // environment gives it (for MPI the rank MPI_Init will report). A problem
 // with that (an MPI launcher but no MPI in this build) is reported by the
@@ -31,7 +32,7 @@ func rankProcess() (launcher string, rank int) {
 	switch kind {
 	case "shm":
 		rank, _ = strconv.Atoi(os.Getenv(shm.EnvRank))
-	case "mpi":
+	case "mpi", "shmem":
 		for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"} {
 			if r, err := strconv.Atoi(os.Getenv(v)); err == nil {
 				return kind, r

@@ -25,6 +25,7 @@ import (
 	"github.com/pgasmr/pgasmr/pgas/inproc"
 	"github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
+	"github.com/pgasmr/pgasmr/pgas/shmem"
 	"github.com/pgasmr/pgasmr/pgas/wrap"
 	"github.com/pgasmr/pgasmr/reduce"
 )
@@ -75,7 +76,7 @@ type jobStats struct {
 const cacheHelp = "the remote-reference cache of every rank for element gets and puts to other ranks (seeds/001's MuPC cache): on (256 lines of 1KiB per remote rank, 16 victim lines), off, or lines=N,line=BYTES,victim=N"
 
 // transports lists the transports this build has.
-var transports = []string{"inproc", "shm", "mpi"}
+var transports = []string{"inproc", "shm", "mpi", "shmem"}
 
 // buildHooks has as methods the hooks that test builds of mrrun add, each
 // in a file with a build tag of its own; an ordinary build has none.
@@ -121,23 +122,30 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		if spec.link != nil {
 			cfg.Transport = wrap.NewNodeLatency(inproc.New(), *spec.link)
 		}
-	case "shm", "mpi":
+	case "shm", "mpi", "shmem":
 		var err error
 		if cfg, err = launch.FromEnv(cfg); err != nil {
 			return nil, err
 		}
 		if cfg.Transport == nil || cfg.Transport.Name() != spec.transport {
-			if spec.transport == "mpi" {
+			switch spec.transport {
+			case "mpi":
 				how := "it was built with MPI"
 				if !mpi.Built {
 					how = "this mrrun was built without MPI: go build -tags mpi ./cmd/mrrun (OpenMPI) or -tags mpich"
 				}
 				return nil, usagef("--transport mpi: start mrrun under an MPI launcher (mpirun -np N mrrun --transport mpi ...); %s", how)
+			case "shmem":
+				how := "it was built with OpenSHMEM"
+				if !shmem.Built {
+					how = "this mrrun was built without OpenSHMEM: go build -tags shmem ./cmd/mrrun"
+				}
+				return nil, usagef("--transport shmem: start mrrun under oshrun (oshrun -np N mrrun --transport shmem ...); %s", how)
 			}
 			return nil, fmt.Errorf("--transport shm: this process was not started as a rank (mrrun launches its ranks itself)")
 		}
-		if spec.transport == "mpi" {
-			defer cfg.Transport.(*mpi.Transport).Finalize()
+		if spec.transport != "shm" {
+			defer launch.Done(cfg)
 			if spec.opts.Root >= cfg.Ranks {
 				return nil, usagef("--root %d is not a rank (ranks are 0 to %d)", spec.opts.Root, cfg.Ranks-1)
 			}
@@ -340,7 +348,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		s.tmpDir = f.tmp
 	}
 	if !slices.Contains(transports, f.transport) {
-		if f.transport == "shm" || f.transport == "mpi" {
+		if f.transport == "shm" || f.transport == "mpi" || f.transport == "shmem" {
 			return s, usagef("--transport %s is not available in this build (have: %s)", f.transport, strings.Join(transports, ", "))
 		}
 		return s, usagef("--transport %q: unknown (want %s)", f.transport, strings.Join(transports, ", "))
@@ -380,7 +388,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, err
 	}
 	o.Options = mo.Resolve(a.defaults)
-	if o.Root < 0 || o.Root >= f.np && (f.transport != "mpi" || fs.Changed("np")) {
+	if o.Root < 0 || o.Root >= f.np && (f.transport != "mpi" && f.transport != "shmem" || fs.Changed("np")) {
 		return s, usagef("--root %d is not a rank (ranks are 0 to %d)", o.Root, f.np-1)
 	}
 	if f.top < 0 {

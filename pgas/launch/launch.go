@@ -16,7 +16,9 @@
 // process runs its one rank of N over the shared-memory transport; started
 // by an MPI launcher (`mpirun -np N ./prog`, mpiexec, srun --mpi=pmix), each
 // runs its rank over the MPI transport, if the program was built with
-// -tags mpi or -tags mpich (FromEnv says how to rebuild if it was not).
+// -tags mpi or -tags mpich (FromEnv says how to rebuild if it was not);
+// started by oshrun and built with -tags shmem, each runs its rank over
+// the OpenSHMEM transport.
 //
 // Settings a user may want to change without rebuilding come from the
 // environment too: EnvCache turns on the remote-reference cache
@@ -32,15 +34,20 @@ import (
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/mpi"
 	"github.com/pgasmr/pgasmr/pgas/shm"
+	"github.com/pgasmr/pgasmr/pgas/shmem"
 )
 
 // Launched says which launcher started this process as a rank: "shm",
-// "mpi", or "" when it was not started as one. Under an MPI launcher in a
-// program built without MPI it returns "mpi" and mpi.ErrNotBuilt. It only
+// "mpi", "shmem" (oshrun, in a program built with -tags shmem), or "" when
+// it was not started as one. Under an MPI launcher in a program built
+// without MPI or OpenSHMEM it returns "mpi" and mpi.ErrNotBuilt. It only
 // reads the environment: it neither maps an shm job nor initialises MPI.
 func Launched() (string, error) {
 	if os.Getenv(shm.EnvSegment) != "" { // FromEnv checks the rest when it maps the job
 		return "shm", nil
+	}
+	if shmem.Built && shmem.Launched() {
+		return "shmem", nil
 	}
 	if mpi.Launched() {
 		if !mpi.Built {
@@ -70,6 +77,9 @@ func FromEnv(cfg pgas.Config) (pgas.Config, error) {
 		return cfg, fmt.Errorf("launch: %w", err)
 	}
 	if !ok {
+		if shmem.Built && shmem.Launched() {
+			return fromSHMEM(cfg)
+		}
 		return fromMPI(cfg)
 	}
 	cfg.Transport = tr
@@ -143,6 +153,18 @@ func fromMPI(cfg pgas.Config) (pgas.Config, error) {
 	}
 	if !ok {
 		return cfg, nil
+	}
+	cfg.Transport = tr
+	cfg.Ranks = tr.Size()
+	return cfg, nil
+}
+
+// fromSHMEM is FromEnv for a PE that oshrun started, in a program built
+// with -tags shmem.
+func fromSHMEM(cfg pgas.Config) (pgas.Config, error) {
+	tr, _, err := shmem.FromEnv()
+	if err != nil {
+		return cfg, fmt.Errorf("launch: %w", err)
 	}
 	cfg.Transport = tr
 	cfg.Ranks = tr.Size()

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# mrrun on the OpenSHMEM transport (-tags shmem, OpenMPI's OSHMEM) under
+# oshrun: every app at 2 and 4 PEs (4 oversubscribed on 2 cores), in the
+# default mode and element by element with cyclic distribution and a
+# gather to every rank, and wordcount on a large vocabulary, must print
+# the bytes of the seq baseline; then one PE killed in its map must end
+# every PE within 5 s. Called by .ci/run; needs libopenmpi-dev and
+# openmpi-bin.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -tags shmem -o "$tmp/mrrun" ./cmd/mrrun
+m="$tmp/mrrun"
+"$m" gen -q histogram --size 2MB --seed 1 "$tmp/img.bmp"
+"$m" gen -q linreg --points 200000 --seed 1 "$tmp/pts.bin"
+"$m" gen -q wordcount --size 2MB --files 20 --seed 1 "$tmp/corpus"
+"$m" gen -q spamcount --messages 200 --seed 1 "$tmp/mail"
+# About 550,000 distinct words: pairs many times the collectives' staging.
+awk 'BEGIN { srand(19); for (i = 0; i < 580000; i++) { w = ""; for (j = 0; j < 8; j++) w = w sprintf("%c", 97 + int(rand() * 26)); printf "%s%s", w, (i % 10 == 9 ? "\n" : " ") } }' > "$tmp/tokens.txt"
+
+fail=0 runs=0
+for pair in histogram:"$tmp/img.bmp" linreg:"$tmp/pts.bin" wordcount:"$tmp/corpus" spamcount:"$tmp/mail" wordcount:"$tmp/tokens.txt"; do
+  app=${pair%%:*} in=${pair#*:}
+  "$m" -q --baseline seq --output-format tsv "$app" "$in" > "$tmp/want"
+  for np in 2 4; do
+    for mode in "" "--map element --dist cyclic --gather all"; do
+      # shellcheck disable=SC2086
+      if ! timeout 300 oshrun -np $np "$m" --transport shmem -q --output-format tsv $mode "$app" "$in" > "$tmp/got" 2> "$tmp/err"; then
+        echo "FAIL: oshrun -np $np mrrun --transport shmem $mode $app $(basename "$in"):"; cat "$tmp/err"; fail=1; continue
+      fi
+      runs=$((runs + 1))
+      if ! cmp -s "$tmp/want" "$tmp/got"; then
+        echo "FAIL: oshrun -np $np mrrun --transport shmem $mode $app $(basename "$in"): output differs from seq"; fail=1
+      fi
+    done
+  done
+done
+echo "mrrun on shmem: $runs runs compared with seq"
+
+# procs PREFIX: the pids whose command line starts with PREFIX (from /proc).
+procs() {
+  local d cmd
+  for d in /proc/[0-9]*; do
+    cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
+    case "$cmd" in "$1"*) echo "${d#/proc/}" ;; esac
+  done
+}
+
+# Kill one PE of a 3-PE job in its map: oshrun must end the others.
+"$m" gen -q wordcount --size 120MB --files 6 --seed 2 "$tmp/big"
+oshrun -np 3 "$m" --transport shmem -q wordcount "$tmp/big" > /dev/null 2> "$tmp/killerr" &
+run_pid=$!
+victim=""
+for _ in $(seq 100); do
+  ranks=$(procs "$m --transport shmem -q wordcount $tmp/big")
+  victim=$(echo "$ranks" | tail -1)
+  [ -n "$victim" ] && [ "$(echo "$ranks" | wc -l)" -ge 3 ] && break
+  sleep 0.1
+done
+sleep 0.1
+kill -9 "$victim" || { echo "FAIL: the PE process $victim had already ended"; fail=1; }
+killed_at=$(date +%s%N)
+status=0
+wait "$run_pid" || status=$?
+took_ms=$(( ($(date +%s%N) - killed_at) / 1000000 ))
+left=$(procs "$m ")
+echo "kill: oshrun exited $status ${took_ms} ms after SIGKILL of PE process $victim; left: ${left:-none}"
+if [ "$status" = 0 ] || [ -n "$left" ] || [ "$took_ms" -gt 5000 ]; then
+  echo "FAIL: kill test"; cat "$tmp/killerr"; fail=1
+fi
+
+if [ "$fail" != 0 ]; then
+  echo "mrrun shmem checks: FAILED"; exit 1
+fi
+echo "shmem_check: $runs passed, 0 failed"

@@ -1,0 +1,123 @@
+//go:build shmem
+
+package shmem_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
+	"github.com/pgasmr/pgasmr/pgas/shmem"
+)
+
+// The test binary is also the program of the PEs: a test starts it under
+// oshrun with SHMEMTEST_BODY naming the SPMD body to run, and TestMain,
+// finding itself under a launcher, runs that body instead of the tests.
+// SHMEMTEST_ARG passes the body's parameters; SHMEMTEST_JOB marks the
+// processes of one launch so that the test can check none is left.
+var vars = ranktest.Vars{Body: "SHMEMTEST_BODY", Arg: "SHMEMTEST_ARG"}
+
+const (
+	envJob = "SHMEMTEST_JOB"
+	// envRequire makes the tests fail, not skip, without oshrun.
+	envRequire = "SHMEMTEST_REQUIRE"
+)
+
+func TestMain(m *testing.M) {
+	if shmem.Launched() {
+		os.Exit(rankMain())
+	}
+	os.Exit(m.Run())
+}
+
+// rankMain runs the body SHMEMTEST_BODY names as this process's rank. A
+// body that fails through pgas.Run never returns here: the transport ends
+// every PE.
+func rankMain() int {
+	tr, _, err := shmem.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if code := ranktest.RunBody(context.Background(), vars, bodies, tr.Rank(), tr); code != ranktest.ExitOK {
+		tr.Abort(code)
+	}
+	if err := tr.Finalize(); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %v\n", tr.Rank(), err)
+		return 1
+	}
+	return 0
+}
+
+// config is the pgas configuration of a test rank.
+func config(tr *shmem.Transport) pgas.Config {
+	return pgas.Config{Ranks: tr.Size(), Transport: tr, SegmentBytes: 8 << 20, SyncTimeout: time.Minute}
+}
+
+// launched is what an oshrun produced.
+type launched struct {
+	err            error
+	took           time.Duration
+	end            time.Time
+	stdout, stderr string
+}
+
+var jobSeq int
+
+// launch runs body on ranks processes of this test binary under oshrun,
+// with env added to their environment, and checks that no process of the
+// launch is left afterwards.
+func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
+	t.Helper()
+	path, err := exec.LookPath("oshrun")
+	if err != nil {
+		if os.Getenv(envRequire) != "" {
+			t.Fatalf("no oshrun: %v", err)
+		}
+		t.Skipf("no oshrun: %v", err)
+	}
+	jobSeq++
+	job := fmt.Sprintf("%d-%d-%s", os.Getpid(), jobSeq, body)
+	env = append(append(env, vars.Env(body, arg)...), envJob+"="+job)
+	for _, kv := range []string{
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1",
+	} {
+		if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
+			env = append(env, kv)
+		}
+	}
+	args := []string{"-n", strconv.Itoa(ranks)}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		args = append(args, "-x", k)
+	}
+	args = append(args, os.Args[0], "-test.run=^$")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	start := time.Now()
+	var res launched
+	res.err = cmd.Run()
+	res.end = time.Now()
+	res.took = res.end.Sub(start)
+	res.stdout, res.stderr = stdout.String(), stderr.String()
+	ranktest.CheckBodiesOK(t, "oshrun", res.err, res.stdout, ranks)
+	if left := ranktest.JobProcsAfter(envJob, job, time.Second); len(left) > 0 {
+		t.Errorf("processes %v of launch %s still run after oshrun returned", left, job)
+	}
+	return res
+}

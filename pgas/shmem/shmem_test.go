@@ -1,0 +1,146 @@
+//go:build shmem
+
+package shmem_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
+)
+
+// TestSuites runs pgastest.RunAll and colltest.RunAll on 2 and 4 PEs (4
+// oversubscribe a 2-core machine), and with the remote-reference cache.
+func TestSuites(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ranks int
+		cache string
+	}{
+		{"ranks=2", 2, ""},
+		{"ranks=4", 4, ""},
+		{"ranks=3/cache", 3, "lines=2,line=64,victim=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := launch(t, tc.ranks, "suites", tc.cache)
+			if res.err != nil {
+				t.Fatalf("oshrun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
+			}
+			got := ranktest.Lines(res.stdout, "SUITES ")
+			if len(got) != 1 {
+				t.Fatalf("stdout %q; want one SUITES line", res.stdout)
+			}
+			t.Logf("%s (oshrun %v)", got[0], res.took.Round(time.Millisecond))
+			if !strings.HasPrefix(got[0], "native=false ") {
+				t.Errorf("SUITES %s; want no native collectives", got[0])
+			}
+		})
+	}
+}
+
+// TestJobs: jobs of different segment sizes one after another in one
+// program (each Open allocates from the symmetric heap, each Close frees).
+func TestJobs(t *testing.T) {
+	res := launch(t, 2, "jobs", "")
+	if res.err != nil {
+		t.Fatalf("oshrun: %v\nstderr:\n%s", res.err, res.stderr)
+	}
+	if got := ranktest.Lines(res.stdout, "JOBS "); len(got) != 1 || got[0] != "ok" {
+		t.Errorf("JOBS lines %q; want [ok]", got)
+	}
+}
+
+// wantAbort checks that the launch failed within 5 s of the time the rank
+// printed with prefix, and returns how long it took.
+func wantAbort(t *testing.T, res launched, prefix string) time.Duration {
+	t.Helper()
+	if res.err == nil {
+		t.Fatalf("oshrun succeeded; want a failure\nstdout:\n%s", res.stdout)
+	}
+	at := ranktest.Lines(res.stdout, prefix)
+	if len(at) != 1 {
+		t.Fatalf("no %s line in %q\nstderr:\n%s", prefix, res.stdout, res.stderr)
+	}
+	ns, _ := strconv.ParseInt(at[0], 10, 64)
+	d := res.end.Sub(time.Unix(0, ns))
+	if d > 5*time.Second {
+		t.Errorf("oshrun returned %v after the failure; want at most 5 s", d)
+	}
+	if ok := ranktest.Lines(res.stdout, "BODYOK "); len(ok) > 0 {
+		t.Errorf("ranks %v ended their body normally", ok)
+	}
+	return d
+}
+
+// TestRankError: a rank whose body returns an error reports it and ends
+// every PE: oshrun fails within 5 s and no PE is left.
+func TestRankError(t *testing.T) {
+	const ranks, bad = 3, 1
+	res := launch(t, ranks, "fail", strconv.Itoa(bad))
+	d := wantAbort(t, res, "FAILAT ")
+	want := fmt.Sprintf("pgasmr: shmem rank %d of %d failed: boom", bad, ranks)
+	if !strings.Contains(res.stderr, want) {
+		t.Errorf("stderr does not report %q:\n%s", want, res.stderr)
+	}
+	t.Logf("oshrun returned %v after the failure: %v", d.Round(time.Millisecond), res.err)
+}
+
+// TestKill: a PE killed with SIGKILL while the others wait in a barrier
+// or read its segment ends the program: oshrun fails within 5 s and no
+// process is left.
+func TestKill(t *testing.T) {
+	for _, where := range []string{"barrier", "gets"} {
+		for _, ranks := range []int{2, 4} {
+			t.Run(fmt.Sprintf("%s/ranks=%d", where, ranks), func(t *testing.T) {
+				arg := fmt.Sprintf("%d,%d", ranks-1, map[string]int{"barrier": 0, "gets": 1}[where])
+				res := launch(t, ranks, "kill", arg)
+				d := wantAbort(t, res, "KILLAT ")
+				t.Logf("oshrun returned %v after the kill: %v", d.Round(time.Millisecond), res.err)
+			})
+		}
+	}
+}
+
+// TestSyncTimeout: PEs waiting in a barrier for a rank that never comes
+// fail with ErrTimeout after SyncTimeout, and the program is ended.
+func TestSyncTimeout(t *testing.T) {
+	res := launch(t, 3, "timeout", "2")
+	if res.err == nil {
+		t.Fatal("oshrun succeeded")
+	}
+	if !strings.Contains(res.stderr, "timed out waiting for other ranks") || !strings.Contains(res.stderr, "barrier phase") {
+		t.Errorf("stderr does not report the time-out in a barrier:\n%s", res.stderr)
+	}
+	if res.took > 10*time.Second {
+		t.Errorf("oshrun took %v", res.took)
+	}
+}
+
+// TestLaunchFromEnv: under oshrun, in a program built with the shmem tag,
+// launch.FromEnv picks the OpenSHMEM transport with every PE.
+func TestLaunchFromEnv(t *testing.T) {
+	res := launch(t, 3, "launch", "")
+	if res.err != nil {
+		t.Fatalf("oshrun: %v\nstderr:\n%s", res.err, res.stderr)
+	}
+	if got := ranktest.Lines(res.stdout, "LAUNCH "); len(got) != 1 || got[0] != "shmem shmem 3 3" {
+		t.Errorf("LAUNCH lines %q; want [\"shmem shmem 3 3\"]", got)
+	}
+}
+
+// TestPanic: a nil-pointer dereference in a rank is a Go panic (the
+// libraries' own SIGSEGV handlers are off), reported with its stack.
+func TestPanic(t *testing.T) {
+	res := launch(t, 2, "panic", "1")
+	if res.err == nil {
+		t.Fatal("oshrun succeeded")
+	}
+	for _, want := range []string{"pgasmr: shmem rank 1 of 2 failed: panic: runtime error: invalid memory address or nil pointer dereference", "panicBody"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("stderr does not contain %q:\n%s", want, res.stderr)
+		}
+	}
+}
