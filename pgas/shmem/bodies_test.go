@@ -26,6 +26,7 @@ var bodies = map[string]ranktest.Body[*shmem.Transport]{
 	"launch":  launchBody,
 	"panic":   panicBody,
 	"jobs":    jobsBody,
+	"bench":   benchBody,
 }
 
 // suitesBody runs the transport's conformance suite and the collectives'
