@@ -20,6 +20,7 @@ package spmv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -213,6 +214,20 @@ func NewSolver(ctx context.Context, r *pgas.Rank, p Params, blk int64, s Strateg
 	return sv, r.Barrier(ctx)
 }
 
+// Free is collective: it releases the solver's shared arrays and its
+// gather plan, so that a job can build solvers one after another in
+// segments sized for one.
+func (sv *Solver) Free(ctx context.Context) error {
+	var errs []error
+	if sv.plan != nil {
+		errs = append(errs, sv.plan.Free(ctx))
+	}
+	for _, f := range []func(context.Context) error{sv.j.AllFree, sv.a.AllFree, sv.d.AllFree, sv.y.AllFree, sv.x.AllFree} {
+		errs = append(errs, f(ctx))
+	}
+	return errors.Join(errs...)
+}
+
 // X returns the current solution vector array.
 func (sv *Solver) X() *pgas.Array[float64] { return sv.x }
 
@@ -315,14 +330,25 @@ func (sv *Solver) stepV2(ctx context.Context) error {
 	}
 	rnz := int64(sv.p.RNZ)
 	yl, dl, al, jl, xl := sv.y.Local(), sv.d.Local(), sv.a.Local(), sv.j.Local(), sv.x.Local()
+	rowsDot(yl, dl, xl, al, jl, sv.xcopy, int(rnz))
+	return nil
+}
+
+// rowsDot computes y = D x_own + A x for this rank's rows: rnz entries a
+// row of al and jl, x read from the private full-length vector x. It
+// takes each row's entries as slices of one length, so that the loop
+// needs no bounds check but x's.
+func rowsDot(yl, dl, xl, al []float64, jl []int64, x []float64, rnz int) {
 	for li := range yl {
 		s := dl[li] * xl[li]
-		for k := int64(li) * rnz; k < int64(li+1)*rnz; k++ {
-			s += al[k] * sv.xcopy[jl[k]]
+		ar := al[li*rnz : (li+1)*rnz]
+		jr := jl[li*rnz : (li+1)*rnz]
+		jr = jr[:len(ar)]
+		for t, a := range ar {
+			s += a * x[jr[t]]
 		}
 		yl[li] = s
 	}
-	return nil
 }
 
 // stepV3: one condensed, consolidated gather, then compute.
@@ -332,14 +358,7 @@ func (sv *Solver) stepV3(ctx context.Context) error {
 	}
 	rnz := int64(sv.p.RNZ)
 	yl, dl, al, jl, xl := sv.y.Local(), sv.d.Local(), sv.a.Local(), sv.j.Local(), sv.x.Local()
-	xf := sv.xfull
-	for li := range yl {
-		s := dl[li] * xl[li]
-		for k := int64(li) * rnz; k < int64(li+1)*rnz; k++ {
-			s += al[k] * xf[jl[k]]
-		}
-		yl[li] = s
-	}
+	rowsDot(yl, dl, xl, al, jl, sv.xfull, int(rnz))
 	return nil
 }
 
