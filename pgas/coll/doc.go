@@ -44,8 +44,12 @@
 // barrier between steps), BinomialFlat (binomial over one leader per node,
 // then flat inside each node), FlatFlat (the root to one leader per node,
 // then flat inside each node: the flat-tree hierarchical algorithm, one
-// message between nodes per node), or Auto (flat on one node, binomial with
-// one rank per node, binomial-flat otherwise). Reduce and Allreduce of a
+// message between nodes per node), Chain (a broadcast between private
+// buffers pipelined along the members in chunks, through a ring in each
+// member's segment, on transports that map segments in memory; Flat for
+// everything else), or Auto (flat on one node, binomial with one rank per
+// node, binomial-flat otherwise; the chain for private broadcasts of 512
+// KiB or more on one node). Reduce and Allreduce of a
 // commutative operation combine their partial results along the same tree
 // run backwards when WithAlgo names Binomial, BinomialFlat or FlatFlat
 // (binomial: ceil(log2 n) rounds; the hierarchical ones: inside each node

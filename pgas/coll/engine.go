@@ -72,6 +72,9 @@ type state struct {
 	// The private array of the in-place exchange on shared buffers
 	// (exchangeInPlaceShared), reused: bytes, viewed as the call's type.
 	swap []uint64
+
+	// The chain broadcast's ring and counts (chain.go).
+	chain chainRing
 }
 
 // perRank returns *buf grown to n entries; its entries are zero.

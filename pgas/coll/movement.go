@@ -109,6 +109,12 @@ func (c *call[T]) broadcast(ctx context.Context, inPlace bool, n int64) error {
 	if err := c.begin(ctx, func() string { return fmt.Sprintf("n=%d %s", n, kind(c.bufs[bufDst], c.bufs[bufSrc])) }); err != nil {
 		return err
 	}
+	if c.chainable(n) {
+		if err := c.chainBroadcast(ctx, inPlace, n); err != nil {
+			return err
+		}
+		return c.end(ctx)
+	}
 	root := c.o.root
 	srcOf := func(tid int) loc { return c.chunk(bufDst, tid, n) }
 	var rounds [][]move

@@ -70,6 +70,14 @@ const (
 	// 3.8): the root to one leader per node, then each leader to the
 	// members of its node; one message between nodes per node.
 	FlatFlat
+	// Chain: a broadcast between private buffers passes the message along
+	// the members from the root in chunks, each member copying a chunk
+	// out of its ring while its predecessor writes the next (on
+	// transports whose segments are mapped in memory, inproc and shm;
+	// see chain.go). Auto takes it for private broadcasts of 512 KiB or
+	// more on one node. Every other collective, and a broadcast it does
+	// not apply to, treats Chain as Flat.
+	Chain
 )
 
 func (a Algo) String() string {
@@ -84,6 +92,8 @@ func (a Algo) String() string {
 		return "binomial-flat"
 	case FlatFlat:
 		return "flat-flat"
+	case Chain:
+		return "chain"
 	}
 	return fmt.Sprintf("Algo(%d)", int(a))
 }

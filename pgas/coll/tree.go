@@ -13,6 +13,9 @@ type edge struct{ from, to int }
 // Flat when every member is on one node, Binomial with one member per node,
 // BinomialFlat otherwise.
 func resolve(t *pgas.Team, a Algo) Algo {
+	if a == Chain {
+		return Flat // the chain is a broadcast's own (chainable)
+	}
 	if a != Auto {
 		return a
 	}

@@ -779,7 +779,7 @@ func mvRunAll(ctx context.Context, r *pgas.Rank, t *pgas.Team, cs []mvCase) erro
 // ---- case generators ----
 
 var (
-	mvAlgos = []coll.Algo{coll.Auto, coll.Flat, coll.Binomial, coll.BinomialFlat, coll.FlatFlat}
+	mvAlgos = []coll.Algo{coll.Auto, coll.Flat, coll.Binomial, coll.BinomialFlat, coll.FlatFlat, coll.Chain}
 	// mvLayouts are block sizes for shared buffers; none of them puts a
 	// member's chunk on that member in general.
 	mvLayouts = []int64{pgas.Cyclic, 3, pgas.Star, 8, pgas.Indefinite, 5}
