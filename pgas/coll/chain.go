@@ -2,6 +2,7 @@ package coll
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -49,6 +50,9 @@ const (
 	// chainHeader is the bytes before the ring: arrived, acked, padding
 	// to a cache line.
 	chainHeader = 64
+	// chainMinChunk is the smallest slot the ring settles for when the
+	// segment is short of room.
+	chainMinChunk = 4 << 10
 )
 
 // chainRing is a team's ring area, allocated on first use.
@@ -78,33 +82,41 @@ func (c *call[T]) chainable(n int64) bool {
 
 // ring returns the team's ring area, allocating it (collectively) the
 // first time: chainSlots slots of the chunk size, bounded by the staging
-// limit, in halves down to one element if the segment is short of room.
+// limit, in halves down to chainMinChunk if the segment is short of room.
+// If even that does not fit it returns nil and no error: the broadcast
+// takes the staged path, which needs less (every member learns the same
+// from AllAlloc, so all take it).
 func (c *call[T]) ring(ctx context.Context) (*chainRing, error) {
 	cr := &c.st.chain
 	if cr.allocated {
 		return cr, nil
 	}
-	chunk := min(chainChunk, max(stageLimit(c.r)/chainSlots, c.esz))
-	chunk = max(chunk/c.esz*c.esz, c.esz)
+	floor := max(chainMinChunk/c.esz*c.esz, c.esz)
+	chunk := max(min(chainChunk, stageLimit(c.r)/chainSlots)/c.esz*c.esz, floor)
 	for {
 		reg, err := c.t.AllAlloc(ctx, chainHeader+chainSlots*chunk)
 		if err == nil {
 			cr.reg, cr.chunk, cr.allocated = reg, chunk, true
 			return cr, nil
 		}
-		if chunk == c.esz {
+		var oom *pgas.OutOfMemoryError
+		switch {
+		case !errors.As(err, &oom):
 			return nil, fmt.Errorf("coll: chain ring: %w", err)
+		case chunk == floor:
+			return nil, nil
 		}
-		chunk = max(chunk/2/c.esz*c.esz, c.esz)
+		chunk = max(chunk/2/c.esz*c.esz, floor)
 	}
 }
 
 // chainBroadcast sends the root's message (src, or dst in place) into
-// every member's private dst along the chain.
-func (c *call[T]) chainBroadcast(ctx context.Context, inPlace bool, n int64) error {
+// every member's private dst along the chain. It reports false, having
+// done nothing, when no ring fits in the segments.
+func (c *call[T]) chainBroadcast(ctx context.Context, inPlace bool, n int64) (bool, error) {
 	cr, err := c.ring(ctx)
-	if err != nil {
-		return c.wrap(err)
+	if err != nil || cr == nil {
+		return false, c.wrap(err)
 	}
 	size, root, tid := c.t.Size(), c.o.root, c.t.ID()
 	pos := (tid - root + size) % size
@@ -137,25 +149,25 @@ func (c *call[T]) chainBroadcast(ctx context.Context, inPlace bool, n int64) err
 		slot := ringOff + (k%chainSlots)*cr.chunk
 		if pos > 0 {
 			if err := w.until(arrived, cr.recv+k+1, "chunk from its predecessor"); err != nil {
-				return c.wrap(err)
+				return true, c.wrap(err)
 			}
 			copy(data[lo:hi], seg[slot:slot+hi-lo])
 			if _, err := c.r.FetchAdd(ctx, prev, base+8, 1); err != nil {
-				return c.wrap(err)
+				return true, c.wrap(err)
 			}
 		}
 		if next >= 0 {
 			if err := w.until(acked, cr.sent+k+1-chainSlots, "its successor's room"); err != nil {
-				return c.wrap(err)
+				return true, c.wrap(err)
 			}
 			if err := c.r.PutBytes(ctx, next, slot, data[lo:hi]); err != nil {
-				return c.wrap(err)
+				return true, c.wrap(err)
 			}
 			if err := c.r.Fence(ctx); err != nil {
-				return c.wrap(err)
+				return true, c.wrap(err)
 			}
 			if _, err := c.r.FetchAdd(ctx, next, base, 1); err != nil {
-				return c.wrap(err)
+				return true, c.wrap(err)
 			}
 		}
 	}
@@ -168,10 +180,10 @@ func (c *call[T]) chainBroadcast(ctx context.Context, inPlace bool, n int64) err
 	if next >= 0 {
 		cr.sent += chunks
 		if err := w.until(acked, cr.sent, "its successor's last acknowledgement"); err != nil {
-			return c.wrap(err)
+			return true, c.wrap(err)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // A waiter spins, then yields, and after chainSpinFor sleeps chainSleep

@@ -141,3 +141,36 @@ func TestChainMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestChainNoRoom: when no ring fits in the segments (8 slots of a 64 KiB
+// element are more than a 512 KiB segment holds), a chain broadcast takes
+// the staged path, which streams through a smaller staging area, and
+// still delivers.
+func TestChainNoRoom(t *testing.T) {
+	type big [8192]float64
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, SegmentBytes: 512 << 10}, func(ctx context.Context, r *pgas.Rank) error {
+		const n = 4
+		buf := make([]big, n)
+		if r.ID() == 0 {
+			for i := range buf {
+				buf[i][i] = float64(i + 1)
+			}
+		}
+		r.ResetStats()
+		if err := coll.BroadcastInPlace(ctx, r.World(), coll.Private(buf), n, coll.WithAlgo(coll.Chain)); err != nil {
+			return err
+		}
+		for i := range buf {
+			if buf[i][i] != float64(i+1) {
+				return fmt.Errorf("rank %d: element %d not delivered", r.ID(), i)
+			}
+		}
+		if a := r.Stats().Remote[pgas.OpAtomic]; a != 0 {
+			return fmt.Errorf("rank %d: %d remote atomics; want the staged path", r.ID(), a)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -110,10 +110,13 @@ func (c *call[T]) broadcast(ctx context.Context, inPlace bool, n int64) error {
 		return err
 	}
 	if c.chainable(n) {
-		if err := c.chainBroadcast(ctx, inPlace, n); err != nil {
+		done, err := c.chainBroadcast(ctx, inPlace, n)
+		if err != nil {
 			return err
 		}
-		return c.end(ctx)
+		if done {
+			return c.end(ctx)
+		}
 	}
 	root := c.o.root
 	srcOf := func(tid int) loc { return c.chunk(bufDst, tid, n) }
