@@ -36,15 +36,8 @@ conf=$dir/slurm.conf
 host=$(hostname -s)
 
 die() { echo "slurm.sh: $*" >&2; exit 1; }
+. cmd/mrrun/killtest.sh # procs, kill_one_rank
 
-# procs PREFIX: the pids whose command line starts with PREFIX (from /proc).
-procs() {
-  local d cmd
-  for d in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
-    case "$cmd" in "$1"*) echo "${d#/proc/}" ;; esac
-  done
-}
 
 up() {
   [ "$(id -u)" = 0 ] || die "needs root (munged and slurmd)"
@@ -164,26 +157,8 @@ check() {
   # A rank killed in the middle of its map: srun must end the job with an
   # error, no rank left behind, within 20 s.
   "$m" gen -q wordcount --size 200MB --files 8 --seed 2 "$tmp/big"
-  timeout 60 srun -n 2 --mpi=pmix "$m" --transport mpi -q wordcount "$tmp/big" >/dev/null 2>"$tmp/killerr" &
-  srun_pid=$!
-  victim=""
-  for _ in $(seq 100); do
-    ranks=$(procs "$m --transport mpi -q wordcount $tmp/big")
-    victim=$(echo "$ranks" | tail -1)
-    [ -n "$victim" ] && [ "$(echo "$ranks" | wc -l)" -ge 2 ] && break
-    sleep 0.1
-  done
-  sleep 0.1
-  kill -9 "$victim" || { echo "FAIL: the rank process '$victim' had already ended"; fail=1; }
-  killed_at=$(date +%s%N)
-  status=0
-  wait "$srun_pid" || status=$?
-  took_ms=$((($(date +%s%N) - killed_at) / 1000000))
-  left=$(procs "$m ")
-  echo "kill: srun exited $status ${took_ms} ms after SIGKILL of rank process $victim; left: ${left:-none}"
-  if [ "$status" = 0 ] || [ -n "$left" ] || [ "$took_ms" -gt 20000 ]; then
-    echo "FAIL: kill test"; cat "$tmp/killerr"; fail=1
-  fi
+  kill_one_rank srun 20000 2 "$m --transport mpi -q wordcount $tmp/big" "$m" "$tmp/killerr" \
+    timeout 60 srun -n 2 --mpi=pmix "$m" --transport mpi -q wordcount "$tmp/big" || fail=1
   [ "$fail" = 0 ] || exit 1
   echo "slurm: ok"
 }

@@ -7,6 +7,7 @@
 # Called by .ci/run; needs OpenMPI (mpirun, pkg-config ompi).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. cmd/mrrun/killtest.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 
@@ -121,38 +122,10 @@ for np in 2 4; do
   fi
 done
 
-# procs PREFIX: the pids whose command line starts with PREFIX (from /proc:
-# no procps needed).
-procs() {
-  local d cmd
-  for d in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
-    case "$cmd" in "$1"*) echo "${d#/proc/}" ;; esac
-  done
-}
-
 # Kill one rank of a 3-rank job in its map: mpirun must end the others.
 "$m" gen -q wordcount --size 120MB --files 6 --seed 2 "$tmp/big"
-mpirun -np 3 "$m" --transport mpi -q wordcount "$tmp/big" > /dev/null 2> "$tmp/killerr" &
-mpirun_pid=$!
-victim=""
-for _ in $(seq 100); do
-  ranks=$(procs "$m --transport mpi -q wordcount $tmp/big")
-  victim=$(echo "$ranks" | tail -1)
-  [ -n "$victim" ] && [ "$(echo "$ranks" | wc -l)" -ge 3 ] && break
-  sleep 0.1
-done
-sleep 0.1
-kill -9 "$victim" || { echo "FAIL: the rank process $victim had already ended"; fail=1; }
-killed_at=$(date +%s%N)
-status=0
-wait "$mpirun_pid" || status=$?
-took_ms=$(( ($(date +%s%N) - killed_at) / 1000000 ))
-left=$(procs "$m ")
-echo "kill: mpirun exited $status ${took_ms} ms after SIGKILL of rank process $victim; left: ${left:-none}"
-if [ "$status" = 0 ] || [ -n "$left" ] || [ "$took_ms" -gt 5000 ]; then
-  echo "FAIL: kill test"; cat "$tmp/killerr"; fail=1
-fi
+kill_one_rank mpirun 5000 3 "$m --transport mpi -q wordcount $tmp/big" "$m" "$tmp/killerr" \
+  mpirun -np 3 "$m" --transport mpi -q wordcount "$tmp/big" || fail=1
 
 if [ "$fail" != 0 ]; then
   echo "mrrun mpi checks: FAILED"; exit 1

@@ -8,6 +8,7 @@
 # openmpi-bin.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. cmd/mrrun/killtest.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 tmp=$(mktemp -d)
@@ -40,37 +41,10 @@ for pair in histogram:"$tmp/img.bmp" linreg:"$tmp/pts.bin" wordcount:"$tmp/corpu
 done
 echo "mrrun on shmem: $runs runs compared with seq"
 
-# procs PREFIX: the pids whose command line starts with PREFIX (from /proc).
-procs() {
-  local d cmd
-  for d in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
-    case "$cmd" in "$1"*) echo "${d#/proc/}" ;; esac
-  done
-}
-
 # Kill one PE of a 3-PE job in its map: oshrun must end the others.
 "$m" gen -q wordcount --size 120MB --files 6 --seed 2 "$tmp/big"
-oshrun -np 3 "$m" --transport shmem -q wordcount "$tmp/big" > /dev/null 2> "$tmp/killerr" &
-run_pid=$!
-victim=""
-for _ in $(seq 100); do
-  ranks=$(procs "$m --transport shmem -q wordcount $tmp/big")
-  victim=$(echo "$ranks" | tail -1)
-  [ -n "$victim" ] && [ "$(echo "$ranks" | wc -l)" -ge 3 ] && break
-  sleep 0.1
-done
-sleep 0.1
-kill -9 "$victim" || { echo "FAIL: the PE process $victim had already ended"; fail=1; }
-killed_at=$(date +%s%N)
-status=0
-wait "$run_pid" || status=$?
-took_ms=$(( ($(date +%s%N) - killed_at) / 1000000 ))
-left=$(procs "$m ")
-echo "kill: oshrun exited $status ${took_ms} ms after SIGKILL of PE process $victim; left: ${left:-none}"
-if [ "$status" = 0 ] || [ -n "$left" ] || [ "$took_ms" -gt 5000 ]; then
-  echo "FAIL: kill test"; cat "$tmp/killerr"; fail=1
-fi
+kill_one_rank oshrun 5000 3 "$m --transport shmem -q wordcount $tmp/big" "$m" "$tmp/killerr" \
+  oshrun -np 3 "$m" --transport shmem -q wordcount "$tmp/big" || fail=1
 
 if [ "$fail" != 0 ]; then
   echo "mrrun shmem checks: FAILED"; exit 1

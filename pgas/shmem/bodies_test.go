@@ -4,15 +4,11 @@ package shmem_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"syscall"
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
-	pgaslaunch "github.com/pgasmr/pgasmr/pgas/launch"
 	"github.com/pgasmr/pgasmr/pgas/shmem"
 )
 
@@ -93,107 +89,35 @@ func jobsBody(ctx context.Context, tr *shmem.Transport, _ string) error {
 	return nil
 }
 
-// launchBody gets its configuration from launch.FromEnv, as any program
-// does, and counts the ranks with FetchAdd on rank 0.
+// launchBody checks launch.FromEnv under the launcher
+// (ranktest.LaunchCount).
 func launchBody(ctx context.Context, tr *shmem.Transport, _ string) error {
-	cfg, err := pgaslaunch.FromEnv(pgas.Config{Ranks: 1})
-	if err != nil {
-		return err
-	}
-	kind, err := pgaslaunch.Launched()
-	if err != nil {
-		return err
-	}
-	if cfg.Transport != pgas.Transport(tr) || cfg.Ranks != tr.Size() {
-		return fmt.Errorf("launch.FromEnv = %+v; want the shmem transport and %d ranks", cfg, tr.Size())
-	}
-	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
-		a, err := pgas.AllAllocArray[int64](ctx, r, 1, 1)
-		if err != nil {
-			return err
-		}
-		if _, err := pgas.FetchAdd(ctx, a, 0, 1); err != nil {
-			return err
-		}
-		if err := r.Barrier(ctx); err != nil {
-			return err
-		}
-		if r.ID() == 0 {
-			fmt.Printf("LAUNCH %s %s %d %d\n", kind, r.TransportName(), r.N(), a.Local()[0])
-		}
-		return nil
-	})
+	return ranktest.LaunchCount(ctx, tr, tr.Size())
 }
 
-// panicBody: rank arg dereferences a nil pointer; Go's panic, not a
-// library's signal handler, must see it.
+// panicBody: rank arg dereferences a nil pointer (ranktest.Panic).
 func panicBody(ctx context.Context, tr *shmem.Transport, arg string) error {
-	bad := int(ranktest.ArgInts(arg)[0])
-	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
-		if r.ID() == bad {
-			var p *pgas.Rank
-			return p.Barrier(ctx)
-		}
-		return r.Barrier(ctx)
-	})
+	return ranktest.Panic(ctx, config(tr), int(ranktest.ArgInts(arg)[0]))
 }
 
-// failBody: rank arg returns an error while the others wait in a barrier.
+// failBody: rank arg returns an error while the others wait in a barrier
+// (ranktest.Fail).
 func failBody(ctx context.Context, tr *shmem.Transport, arg string) error {
-	bad := int(ranktest.ArgInts(arg)[0])
-	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
-		if r.ID() == bad {
-			time.Sleep(100 * time.Millisecond)
-			fmt.Printf("FAILAT %d\n", time.Now().UnixNano())
-			return errors.New("boom")
-		}
-		return r.Barrier(ctx)
-	})
+	return ranktest.Fail(ctx, config(tr), int(ranktest.ArgInts(arg)[0]))
 }
 
 // killBody: rank arg[0] kills itself with SIGKILL once the others wait in
 // a barrier (arg[1] == 0) or in a loop of gets from the killed rank
-// (arg[1] == 1).
+// (arg[1] == 1) (ranktest.Kill).
 func killBody(ctx context.Context, tr *shmem.Transport, arg string) error {
 	args := ranktest.ArgInts(arg)
-	victim, gets := int(args[0]), args[1] == 1
-	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
-		a, err := pgas.AllAllocArray[int64](ctx, r, int64(r.N()), pgas.Cyclic)
-		if err != nil {
-			return err
-		}
-		if err := r.Barrier(ctx); err != nil {
-			return err
-		}
-		if r.ID() == victim {
-			time.Sleep(200 * time.Millisecond) // let the others block
-			fmt.Printf("KILLAT %d\n", time.Now().UnixNano())
-			os.Stdout.Sync()
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {}
-		}
-		if gets {
-			for {
-				if _, err := a.Get(ctx, int64(victim)); err != nil {
-					return err
-				}
-			}
-		}
-		return r.Barrier(ctx)
-	})
+	return ranktest.Kill(ctx, config(tr), int(args[0]), ranktest.KillMode(args[1]))
 }
 
 // timeoutBody: rank arg never reaches the barrier the others wait in for
 // SyncTimeout (300 ms).
 func timeoutBody(ctx context.Context, tr *shmem.Transport, arg string) error {
-	absent := int(ranktest.ArgInts(arg)[0])
 	cfg := config(tr)
 	cfg.SyncTimeout = 300 * time.Millisecond
-	return pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
-		if r.ID() == absent {
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return r.Barrier(ctx)
-	})
+	return ranktest.Timeout(ctx, cfg, int(ranktest.ArgInts(arg)[0]), false)
 }

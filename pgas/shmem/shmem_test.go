@@ -53,26 +53,10 @@ func TestJobs(t *testing.T) {
 	}
 }
 
-// wantAbort checks that the launch failed within 5 s of the time the rank
-// printed with prefix, and returns how long it took.
+// wantAbort is ranktest.WantAbort of an oshrun.
 func wantAbort(t *testing.T, res launched, prefix string) time.Duration {
 	t.Helper()
-	if res.err == nil {
-		t.Fatalf("oshrun succeeded; want a failure\nstdout:\n%s", res.stdout)
-	}
-	at := ranktest.Lines(res.stdout, prefix)
-	if len(at) != 1 {
-		t.Fatalf("no %s line in %q\nstderr:\n%s", prefix, res.stdout, res.stderr)
-	}
-	ns, _ := strconv.ParseInt(at[0], 10, 64)
-	d := res.end.Sub(time.Unix(0, ns))
-	if d > 5*time.Second {
-		t.Errorf("oshrun returned %v after the failure; want at most 5 s", d)
-	}
-	if ok := ranktest.Lines(res.stdout, "BODYOK "); len(ok) > 0 {
-		t.Errorf("ranks %v ended their body normally", ok)
-	}
-	return d
+	return ranktest.WantAbort(t, res.err, res.end, res.stdout, prefix)
 }
 
 // TestRankError: a rank whose body returns an error reports it and ends
@@ -138,7 +122,7 @@ func TestPanic(t *testing.T) {
 	if res.err == nil {
 		t.Fatal("oshrun succeeded")
 	}
-	for _, want := range []string{"pgasmr: shmem rank 1 of 2 failed: panic: runtime error: invalid memory address or nil pointer dereference", "panicBody"} {
+	for _, want := range []string{"pgasmr: shmem rank 1 of 2 failed: panic: runtime error: invalid memory address or nil pointer dereference", "ranktest/faults.go"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("stderr does not contain %q:\n%s", want, res.stderr)
 		}
