@@ -67,7 +67,9 @@
 // fails the job if one waits longer than Job.SyncTimeout, or if the job's
 // context ends meanwhile. Counts or displacements too large for one MPI
 // call go as point-to-point transfers (MPI_Isend, MPI_Irecv) in chunks,
-// tested to completion like a barrier, with their buffers pinned.
+// tested to completion like a barrier, with their buffers pinned; for
+// Alltoallv, whose counts differ from rank to rank, the ranks first agree
+// with one MPI_Allreduce whether any of them has such a count.
 //
 // # Failure
 //

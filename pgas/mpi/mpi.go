@@ -210,6 +210,11 @@ static int pg_alltoallv(uintptr_t send, const int *sc, const int *sd, uintptr_t 
 	return MPI_Alltoallv((const void *)send, sc, sd, MPI_BYTE, (void *)recv, rc, rd, MPI_BYTE, c);
 }
 
+// pg_all_true sets *flag to whether it is nonzero on every rank of c.
+static int pg_all_true(int *flag, MPI_Comm c) {
+	return MPI_Allreduce(MPI_IN_PLACE, flag, 1, MPI_INT, MPI_LAND, c);
+}
+
 // Point-to-point transfers for collectives whose counts do not fit in a
 // C int: requests live in C memory.
 static MPI_Request *pg_reqs(int n) {
@@ -1213,7 +1218,20 @@ func (e nativeEndpoint) Alltoallv(ctx context.Context, send []byte, scounts, sdi
 		fits = fits && fitsInt(scounts[q], e.chunk) && fitsInt(sdispls[q]+scounts[q], math.MaxInt32) &&
 			fitsInt(rcounts[q], e.chunk) && fitsInt(rdispls[q]+rcounts[q], math.MaxInt32)
 	}
-	if !fits {
+	// Every rank must take the same path, and a rank's counts say nothing
+	// of the others' (a rank with nothing to move in a tree's round would
+	// enter MPI_Alltoallv while the others exchange point to point, and
+	// both wait forever): the ranks agree on it first.
+	all := C.int(boolInt(fits))
+	e.blocking(&nameAlltoallv)
+	e.t.enter()
+	res := C.pg_all_true(&all, e.t.comm)
+	e.t.exit()
+	e.blocking(nil)
+	if res != C.MPI_SUCCESS {
+		return e.mpiErr(res, "alltoallv: MPI_Allreduce")
+	}
+	if fits = all != 0; !fits {
 		me := e.rank
 		if scounts[me] != rcounts[me] {
 			return fmt.Errorf("mpi rank %d: alltoallv: sends itself %d bytes but expects %d", me, scounts[me], rcounts[me])
@@ -1232,7 +1250,7 @@ func (e nativeEndpoint) Alltoallv(ctx context.Context, send []byte, scounts, sdi
 	sc, sd, rc, rd := ci[0], ci[1], ci[2], ci[3]
 	e.blocking(&nameAlltoallv)
 	e.t.enter()
-	res := C.pg_alltoallv(bufAddr(send), &sc[0], &sd[0], bufAddr(recv), &rc[0], &rd[0], e.t.comm)
+	res = C.pg_alltoallv(bufAddr(send), &sc[0], &sd[0], bufAddr(recv), &rc[0], &rd[0], e.t.comm)
 	e.t.exit()
 	e.blocking(nil)
 	runtime.KeepAlive(send)
