@@ -86,8 +86,8 @@ func newRow(strategy string, predicted, best, median float64, slowest int) model
 // modelCacheRow measures and predicts v1 in a job whose ranks have the
 // remote-reference cache on: the prediction (model.PredictV1Cache) takes
 // the hits and line loads every rank's cache counted in one step.
-func modelCacheRow(ctx context.Context, r *pgas.Rank, dir string, streamBytes int64, p spmv.Params, blk int64, rnz, steps int) (modelRow, error) {
-	cal, _, err := calibration(ctx, r, dir, false, streamBytes)
+func modelCacheRow(ctx context.Context, r *pgas.Rank, dir string, p spmv.Params, blk int64, rnz, steps int) (modelRow, error) {
+	cal, _, err := calibration(ctx, r, dir, false)
 	if err != nil {
 		return modelRow{}, err
 	}
@@ -242,12 +242,6 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// room for the allocator and the collectives.
 	perRank := (*n/int64(*np) + *blk) * 8 * int64(3+2**rnz)
 	cfg.SegmentBytes = max(pgas.DefaultSegmentBytes, (perRank*5/4+(16<<20))&^7)
-	// W_priv is measured on STREAM arrays as large as the step's working
-	// set (D_min a row, and every rank's private copy of x), up to
-	// STREAM's own rule: a problem that fits in the caches runs at their
-	// bandwidth, not memory's, and the model must see the same.
-	dmin := int64(*rnz)*(8+8) + 3*8
-	streamBytes := min(*n*dmin+int64(*np)**n*8, model.DefaultStreamBytes())
 	if *seg != "" {
 		b, err := parseSize(*seg)
 		if err != nil || b <= 0 || b%8 != 0 {
@@ -283,7 +277,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	p := spmv.Params{N: *n, RNZ: *rnz, Far: *far, Seed: 1}
 	rep := modelReport{Ranks: *np, RanksPerNode: *rpn, N: *n, RNZ: *rnz, Far: *far, Block: *blk, Steps: *steps}
 	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
-		cal, file, err := calibration(ctx, r, *dir, *recal, streamBytes)
+		cal, file, err := calibration(ctx, r, *dir, *recal)
 		if err != nil {
 			return err
 		}
@@ -321,7 +315,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ccfg := cfg
 		ccfg.Cache = cache
 		err := pgas.Run(ctx, ccfg, func(ctx context.Context, r *pgas.Rank) error {
-			row, err := modelCacheRow(ctx, r, *dir, streamBytes, p, *blk, *rnz, *steps)
+			row, err := modelCacheRow(ctx, r, *dir, p, *blk, *rnz, *steps)
 			if r.ID() == 0 && err == nil {
 				rep.Rows = append(rep.Rows, row)
 			}
@@ -368,11 +362,8 @@ func defaultCalibrations() string {
 // calibration is collective: it returns the calibration saved in dir for
 // this job's transport, shape and machine, or measures one (recal, or none
 // saved) and saves it from rank 0. file names the file and says which.
-func calibration(ctx context.Context, r *pgas.Rank, dir string, recal bool, streamBytes int64) (*model.Calibration, string, error) {
+func calibration(ctx context.Context, r *pgas.Rank, dir string, recal bool) (*model.Calibration, string, error) {
 	key := (&model.Calibration{Transport: r.TransportName(), Ranks: r.N(), RanksPerNode: r.Config().RanksPerNode, Machine: model.ThisMachine()}).Key()
-	if streamBytes != model.DefaultStreamBytes() {
-		key += fmt.Sprintf("-stream%d", streamBytes)
-	}
 	path := filepath.Join(dir, key+".json")
 	// Every rank decides alike: rank 0 reads the file and tells the rest.
 	var saved *model.Calibration
@@ -401,7 +392,7 @@ func calibration(ctx context.Context, r *pgas.Rank, dir string, recal bool, stre
 		}
 		return saved, path + " (saved)", nil
 	}
-	c, err := model.Calibrate(ctx, r, model.CalibrateOptions{StreamBytes: streamBytes})
+	c, err := model.Calibrate(ctx, r, model.CalibrateOptions{})
 	if err != nil {
 		return nil, "", err
 	}

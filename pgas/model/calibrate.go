@@ -79,14 +79,10 @@ type CalibrateOptions struct {
 	Seed uint64
 }
 
-// DefaultStreamBytes is STREAM's rule for the size of its arrays: four
-// times the last-level cache (of CPU 0; 32 MiB if unknown).
-func DefaultStreamBytes() int64 { return 4 * lastLevelCache() }
-
 // WithDefaults returns o with every zero field replaced by its default.
 func (o CalibrateOptions) WithDefaults() CalibrateOptions {
 	if o.StreamBytes == 0 {
-		o.StreamBytes = DefaultStreamBytes()
+		o.StreamBytes = 4 * lastLevelCache()
 	}
 	if len(o.PingSizes) == 0 {
 		o.PingSizes = DefaultPingSizes
