@@ -109,10 +109,10 @@ func benchPaths() []benchPath {
 
 func runBench(b *testing.B, kind, size int, bytesPerOp int64, env ...string) {
 	res := launch(b, 2, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N), env...)
-	if res.err != nil {
-		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
+	if res.Err != nil {
+		b.Fatalf("%v\nstderr:\n%s", res.Err, res.Stderr)
 	}
-	ranktest.Report(b, ranktest.Result(b, res.stdout), bytesPerOp)
+	ranktest.Report(b, ranktest.Result(b, res.Stdout), bytesPerOp)
 }
 
 // benchBody runs in the ranks of runBench: MPITEST_ARG is "kind,size,n".

@@ -3,7 +3,6 @@
 package mpi_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -101,13 +99,7 @@ func config(tr *mpi.Transport) pgas.Config {
 }
 
 // launched is what an mpirun produced.
-type launched struct {
-	err            error
-	took           time.Duration
-	end            time.Time
-	stdout, stderr string
-	job            string
-}
+type launched = ranktest.Launched
 
 var jobSeq int
 
@@ -161,30 +153,5 @@ func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
 		}
 	}
 	args = append(args, os.Args[0], "-test.run=^$")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	start := time.Now()
-	res := launched{job: job}
-	res.err = cmd.Run()
-	res.end = time.Now()
-	res.took = res.end.Sub(start)
-	res.stdout, res.stderr = stdout.String(), stderr.String()
-	ranktest.CheckBodiesOK(t, "mpirun", res.err, res.stdout, ranks)
-	checkClean(t, job)
-	return res
-}
-
-// checkClean fails t if a process of the launch is still alive 1 s after
-// mpirun returned.
-func checkClean(t testing.TB, job string) {
-	t.Helper()
-	if left := ranktest.JobProcsAfter(envJob, job, time.Second); len(left) > 0 {
-		t.Errorf("processes %v of launch %s still run after mpirun returned", left, job)
-	}
+	return ranktest.Launch(t, "mpirun", path, args, env, ranks, envJob, job)
 }

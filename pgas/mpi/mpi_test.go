@@ -51,14 +51,14 @@ func TestSuites(t *testing.T) {
 				t.Skipf("the TCP cases set OpenMPI's components; this is %s", mpi.Flavour)
 			}
 			res := launch(t, tc.ranks, "suites", tc.cache, tc.env...)
-			if res.err != nil {
-				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
+			if res.Err != nil {
+				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
 			}
-			got := ranktest.Lines(res.stdout, "SUITES ")
+			got := ranktest.Lines(res.Stdout, "SUITES ")
 			if len(got) != 1 {
-				t.Fatalf("stdout %q; want one SUITES line", res.stdout)
+				t.Fatalf("stdout %q; want one SUITES line", res.Stdout)
 			}
-			t.Logf("%s (mpirun %v)", got[0], res.took.Round(time.Millisecond))
+			t.Logf("%s (mpirun %v)", got[0], res.Took.Round(time.Millisecond))
 			if want := fmt.Sprintf("native=%v ", tc.native); !strings.HasPrefix(got[0], want) {
 				t.Errorf("SUITES %s; want %s", got[0], want)
 			}
@@ -98,12 +98,12 @@ func TestWrappedNative(t *testing.T) {
 			}
 			const ranks = 3
 			res := launch(t, ranks, "wrapped", "", env...)
-			if res.err != nil {
-				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
+			if res.Err != nil {
+				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
 			}
-			got := ranktest.Lines(res.stdout, "WRAPPED ")
+			got := ranktest.Lines(res.Stdout, "WRAPPED ")
 			if len(got) != ranks {
-				t.Fatalf("stdout %q; want %d WRAPPED lines", res.stdout, ranks)
+				t.Fatalf("stdout %q; want %d WRAPPED lines", res.Stdout, ranks)
 			}
 			for _, l := range got {
 				t.Log(l)
@@ -126,7 +126,7 @@ func TestWrappedNative(t *testing.T) {
 // wantAbort is ranktest.WantAbort of an mpirun.
 func wantAbort(t *testing.T, res launched, prefix string) time.Duration {
 	t.Helper()
-	return ranktest.WantAbort(t, res.err, res.end, res.stdout, prefix)
+	return ranktest.WantAbort(t, res.Err, res.End, res.Stdout, prefix)
 }
 
 // TestRankError: a rank whose body returns an error reports it and aborts
@@ -136,10 +136,10 @@ func TestRankError(t *testing.T) {
 	res := launch(t, ranks, "fail", strconv.Itoa(bad))
 	d := wantAbort(t, res, "FAILAT ")
 	want := fmt.Sprintf("pgasmr: mpi rank %d of %d failed: boom", bad, ranks)
-	if !strings.Contains(res.stderr, want) {
-		t.Errorf("stderr does not report %q:\n%s", want, res.stderr)
+	if !strings.Contains(res.Stderr, want) {
+		t.Errorf("stderr does not report %q:\n%s", want, res.Stderr)
 	}
-	t.Logf("mpirun returned %v after the failure: %v", d.Round(time.Millisecond), res.err)
+	t.Logf("mpirun returned %v after the failure: %v", d.Round(time.Millisecond), res.Err)
 }
 
 // TestKill: a rank killed with SIGKILL in the middle of a job, while the
@@ -154,7 +154,7 @@ func TestKill(t *testing.T) {
 				arg := fmt.Sprintf("%d,%d", victim, map[string]int{"barrier": 0, "gets": 1, "allgatherv": 2}[where])
 				res := launch(t, ranks, "kill", arg)
 				d := wantAbort(t, res, "KILLAT ")
-				t.Logf("mpirun returned %v after the kill: %v", d.Round(time.Millisecond), res.err)
+				t.Logf("mpirun returned %v after the kill: %v", d.Round(time.Millisecond), res.Err)
 			})
 		}
 	}
@@ -170,14 +170,14 @@ func TestSyncTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := launch(t, 3, "timeout", tc.arg)
-			if res.err == nil {
+			if res.Err == nil {
 				t.Fatal("mpirun succeeded")
 			}
-			if !strings.Contains(res.stderr, "timed out waiting for other ranks") || !strings.Contains(res.stderr, tc.want) {
-				t.Errorf("stderr does not report the time-out in %q:\n%s", tc.want, res.stderr)
+			if !strings.Contains(res.Stderr, "timed out waiting for other ranks") || !strings.Contains(res.Stderr, tc.want) {
+				t.Errorf("stderr does not report the time-out in %q:\n%s", tc.want, res.Stderr)
 			}
-			if res.took > 10*time.Second {
-				t.Errorf("mpirun took %v", res.took)
+			if res.Took > 10*time.Second {
+				t.Errorf("mpirun took %v", res.Took)
 			}
 		})
 	}
@@ -187,10 +187,10 @@ func TestSyncTimeout(t *testing.T) {
 // with the world's size.
 func TestLaunchFromEnv(t *testing.T) {
 	res := launch(t, 3, "launch", "")
-	if res.err != nil {
-		t.Fatalf("mpirun: %v\nstderr:\n%s", res.err, res.stderr)
+	if res.Err != nil {
+		t.Fatalf("mpirun: %v\nstderr:\n%s", res.Err, res.Stderr)
 	}
-	if got := ranktest.Lines(res.stdout, "LAUNCH "); len(got) != 1 || got[0] != "mpi mpi 3 3" {
+	if got := ranktest.Lines(res.Stdout, "LAUNCH "); len(got) != 1 || got[0] != "mpi mpi 3 3" {
 		t.Errorf("LAUNCH lines %q; want [\"mpi mpi 3 3\"]", got)
 	}
 }
@@ -199,12 +199,12 @@ func TestLaunchFromEnv(t *testing.T) {
 // own SIGSEGV handler is off), reported with its stack before the abort.
 func TestPanic(t *testing.T) {
 	res := launch(t, 2, "panic", "1")
-	if res.err == nil {
+	if res.Err == nil {
 		t.Fatal("mpirun succeeded")
 	}
 	for _, want := range []string{"pgasmr: mpi rank 1 of 2 failed: panic: runtime error: invalid memory address or nil pointer dereference", "ranktest/faults.go"} {
-		if !strings.Contains(res.stderr, want) {
-			t.Errorf("stderr does not contain %q:\n%s", want, res.stderr)
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr does not contain %q:\n%s", want, res.Stderr)
 		}
 	}
 }
@@ -213,10 +213,10 @@ func TestPanic(t *testing.T) {
 // uses that MPI and leaves finalising it to the program.
 func TestOwnedMPI(t *testing.T) {
 	res := launch(t, 2, "owned", "")
-	if res.err != nil {
-		t.Fatalf("mpirun: %v\nstderr:\n%s", res.err, res.stderr)
+	if res.Err != nil {
+		t.Fatalf("mpirun: %v\nstderr:\n%s", res.Err, res.Stderr)
 	}
-	if got := ranktest.Lines(res.stdout, "OWNED "); len(got) != 2 || got[0][2:] != "finalized=false" || got[1][2:] != "finalized=false" {
+	if got := ranktest.Lines(res.Stdout, "OWNED "); len(got) != 2 || got[0][2:] != "finalized=false" || got[1][2:] != "finalized=false" {
 		t.Errorf("OWNED lines %q; want MPI still initialised after Transport.Finalize on both ranks", got)
 	}
 }

@@ -61,10 +61,10 @@ func BenchmarkAllgatherV(b *testing.B) {
 
 func runBench(b *testing.B, kind, size int, bytesPerOp int64) {
 	res := launch(b, 2, "bench", fmt.Sprintf("%d,%d,%d", kind, size, b.N))
-	if res.err != nil {
-		b.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
+	if res.Err != nil {
+		b.Fatalf("%v\nstderr:\n%s", res.Err, res.Stderr)
 	}
-	ranktest.Report(b, ranktest.Result(b, res.stdout), bytesPerOp)
+	ranktest.Report(b, ranktest.Result(b, res.Stdout), bytesPerOp)
 }
 
 // benchBody runs in the PEs of runBench: SHMEMTEST_ARG is "kind,size,n".

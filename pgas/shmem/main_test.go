@@ -3,14 +3,12 @@
 package shmem_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,12 +62,7 @@ func config(tr *shmem.Transport) pgas.Config {
 }
 
 // launched is what an oshrun produced.
-type launched struct {
-	err            error
-	took           time.Duration
-	end            time.Time
-	stdout, stderr string
-}
+type launched = ranktest.Launched
 
 var jobSeq int
 
@@ -101,23 +94,5 @@ func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
 		args = append(args, "-x", k)
 	}
 	args = append(args, os.Args[0], "-test.run=^$")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	start := time.Now()
-	var res launched
-	res.err = cmd.Run()
-	res.end = time.Now()
-	res.took = res.end.Sub(start)
-	res.stdout, res.stderr = stdout.String(), stderr.String()
-	ranktest.CheckBodiesOK(t, "oshrun", res.err, res.stdout, ranks)
-	if left := ranktest.JobProcsAfter(envJob, job, time.Second); len(left) > 0 {
-		t.Errorf("processes %v of launch %s still run after oshrun returned", left, job)
-	}
-	return res
+	return ranktest.Launch(t, "oshrun", path, args, env, ranks, envJob, job)
 }

@@ -26,14 +26,14 @@ func TestSuites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := launch(t, tc.ranks, "suites", tc.cache)
-			if res.err != nil {
-				t.Fatalf("oshrun: %v\nstdout:\n%s\nstderr:\n%s", res.err, res.stdout, res.stderr)
+			if res.Err != nil {
+				t.Fatalf("oshrun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
 			}
-			got := ranktest.Lines(res.stdout, "SUITES ")
+			got := ranktest.Lines(res.Stdout, "SUITES ")
 			if len(got) != 1 {
-				t.Fatalf("stdout %q; want one SUITES line", res.stdout)
+				t.Fatalf("stdout %q; want one SUITES line", res.Stdout)
 			}
-			t.Logf("%s (oshrun %v)", got[0], res.took.Round(time.Millisecond))
+			t.Logf("%s (oshrun %v)", got[0], res.Took.Round(time.Millisecond))
 			if !strings.HasPrefix(got[0], "native=false ") {
 				t.Errorf("SUITES %s; want no native collectives", got[0])
 			}
@@ -45,10 +45,10 @@ func TestSuites(t *testing.T) {
 // program (each Open allocates from the symmetric heap, each Close frees).
 func TestJobs(t *testing.T) {
 	res := launch(t, 2, "jobs", "")
-	if res.err != nil {
-		t.Fatalf("oshrun: %v\nstderr:\n%s", res.err, res.stderr)
+	if res.Err != nil {
+		t.Fatalf("oshrun: %v\nstderr:\n%s", res.Err, res.Stderr)
 	}
-	if got := ranktest.Lines(res.stdout, "JOBS "); len(got) != 1 || got[0] != "ok" {
+	if got := ranktest.Lines(res.Stdout, "JOBS "); len(got) != 1 || got[0] != "ok" {
 		t.Errorf("JOBS lines %q; want [ok]", got)
 	}
 }
@@ -56,7 +56,7 @@ func TestJobs(t *testing.T) {
 // wantAbort is ranktest.WantAbort of an oshrun.
 func wantAbort(t *testing.T, res launched, prefix string) time.Duration {
 	t.Helper()
-	return ranktest.WantAbort(t, res.err, res.end, res.stdout, prefix)
+	return ranktest.WantAbort(t, res.Err, res.End, res.Stdout, prefix)
 }
 
 // TestRankError: a rank whose body returns an error reports it and ends
@@ -66,10 +66,10 @@ func TestRankError(t *testing.T) {
 	res := launch(t, ranks, "fail", strconv.Itoa(bad))
 	d := wantAbort(t, res, "FAILAT ")
 	want := fmt.Sprintf("pgasmr: shmem rank %d of %d failed: boom", bad, ranks)
-	if !strings.Contains(res.stderr, want) {
-		t.Errorf("stderr does not report %q:\n%s", want, res.stderr)
+	if !strings.Contains(res.Stderr, want) {
+		t.Errorf("stderr does not report %q:\n%s", want, res.Stderr)
 	}
-	t.Logf("oshrun returned %v after the failure: %v", d.Round(time.Millisecond), res.err)
+	t.Logf("oshrun returned %v after the failure: %v", d.Round(time.Millisecond), res.Err)
 }
 
 // TestKill: a PE killed with SIGKILL while the others wait in a barrier
@@ -82,7 +82,7 @@ func TestKill(t *testing.T) {
 				arg := fmt.Sprintf("%d,%d", ranks-1, map[string]int{"barrier": 0, "gets": 1}[where])
 				res := launch(t, ranks, "kill", arg)
 				d := wantAbort(t, res, "KILLAT ")
-				t.Logf("oshrun returned %v after the kill: %v", d.Round(time.Millisecond), res.err)
+				t.Logf("oshrun returned %v after the kill: %v", d.Round(time.Millisecond), res.Err)
 			})
 		}
 	}
@@ -92,14 +92,14 @@ func TestKill(t *testing.T) {
 // fail with ErrTimeout after SyncTimeout, and the program is ended.
 func TestSyncTimeout(t *testing.T) {
 	res := launch(t, 3, "timeout", "2")
-	if res.err == nil {
+	if res.Err == nil {
 		t.Fatal("oshrun succeeded")
 	}
-	if !strings.Contains(res.stderr, "timed out waiting for other ranks") || !strings.Contains(res.stderr, "barrier phase") {
-		t.Errorf("stderr does not report the time-out in a barrier:\n%s", res.stderr)
+	if !strings.Contains(res.Stderr, "timed out waiting for other ranks") || !strings.Contains(res.Stderr, "barrier phase") {
+		t.Errorf("stderr does not report the time-out in a barrier:\n%s", res.Stderr)
 	}
-	if res.took > 10*time.Second {
-		t.Errorf("oshrun took %v", res.took)
+	if res.Took > 10*time.Second {
+		t.Errorf("oshrun took %v", res.Took)
 	}
 }
 
@@ -107,10 +107,10 @@ func TestSyncTimeout(t *testing.T) {
 // launch.FromEnv picks the OpenSHMEM transport with every PE.
 func TestLaunchFromEnv(t *testing.T) {
 	res := launch(t, 3, "launch", "")
-	if res.err != nil {
-		t.Fatalf("oshrun: %v\nstderr:\n%s", res.err, res.stderr)
+	if res.Err != nil {
+		t.Fatalf("oshrun: %v\nstderr:\n%s", res.Err, res.Stderr)
 	}
-	if got := ranktest.Lines(res.stdout, "LAUNCH "); len(got) != 1 || got[0] != "shmem shmem 3 3" {
+	if got := ranktest.Lines(res.Stdout, "LAUNCH "); len(got) != 1 || got[0] != "shmem shmem 3 3" {
 		t.Errorf("LAUNCH lines %q; want [\"shmem shmem 3 3\"]", got)
 	}
 }
@@ -119,12 +119,12 @@ func TestLaunchFromEnv(t *testing.T) {
 // libraries' own SIGSEGV handlers are off), reported with its stack.
 func TestPanic(t *testing.T) {
 	res := launch(t, 2, "panic", "1")
-	if res.err == nil {
+	if res.Err == nil {
 		t.Fatal("oshrun succeeded")
 	}
 	for _, want := range []string{"pgasmr: shmem rank 1 of 2 failed: panic: runtime error: invalid memory address or nil pointer dereference", "ranktest/faults.go"} {
-		if !strings.Contains(res.stderr, want) {
-			t.Errorf("stderr does not contain %q:\n%s", want, res.stderr)
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr does not contain %q:\n%s", want, res.Stderr)
 		}
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -139,4 +141,40 @@ func JobProcsAfter(name, value string, wait time.Duration) []int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Launched is what a launcher (mpirun, oshrun) produced.
+type Launched struct {
+	Err            error
+	Took           time.Duration // from start to exit
+	End            time.Time     // when it exited
+	Stdout, Stderr string
+}
+
+// Launch runs the launcher at path (named name in messages) with args
+// (its own flags, then the program and its arguments), env added to the
+// environment, in a process group of its own that is killed after two
+// minutes. When it succeeds, every one of ranks must have printed BODYOK;
+// and no process marked jobVar=job may be left a second after it exits.
+func Launch(t testing.TB, name, path string, args, env []string, ranks int, jobVar, job string) Launched {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	start := time.Now()
+	var res Launched
+	res.Err = cmd.Run()
+	res.End = time.Now()
+	res.Took = res.End.Sub(start)
+	res.Stdout, res.Stderr = stdout.String(), stderr.String()
+	CheckBodiesOK(t, name, res.Err, res.Stdout, ranks)
+	if left := JobProcsAfter(jobVar, job, time.Second); len(left) > 0 {
+		t.Errorf("processes %v of launch %s still run after %s returned", left, job, name)
+	}
+	return res
 }
