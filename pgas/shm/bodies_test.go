@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/pgas/internal/ranktest"
 	"github.com/pgasmr/pgasmr/pgas/pgastest"
 	"github.com/pgasmr/pgasmr/pgas/shm"
@@ -279,4 +280,36 @@ func failedChanBody(ctx context.Context, tr *shm.Transport, _ string) error {
 	err = ep.Fence(ctx)
 	fmt.Printf("FAILEDCHAN %v\n", err)
 	return err
+}
+
+// chainBody broadcasts 1 MiB private messages from every rank in turn with
+// the default algorithm, which on one node sends them along the chain
+// (coll.Chain): the ranks' rings and counters are memory of other
+// processes. Every rank checks every element, and rank 0 prints "CHAIN
+// <remote atomics>" (the chain's signals; the staged broadcast has none).
+func chainBody(ctx context.Context, tr *shm.Transport, _ string) error {
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		const n = 1 << 17 // 1 MiB of float64
+		buf := make([]float64, n)
+		for call := range 2 * r.N() {
+			root := call % r.N()
+			if r.ID() == root {
+				for i := range buf {
+					buf[i] = float64(call*n + i)
+				}
+			}
+			if err := coll.BroadcastInPlace(ctx, r.World(), coll.Private(buf), n, coll.Root(root)); err != nil {
+				return err
+			}
+			for i, v := range buf {
+				if v != float64(call*n+i) {
+					return fmt.Errorf("call %d (root %d): rank %d element %d = %v", call, root, r.ID(), i, v)
+				}
+			}
+		}
+		if r.ID() == 0 {
+			fmt.Printf("CHAIN %d\n", r.Stats().Remote[pgas.OpAtomic])
+		}
+		return nil
+	})
 }

@@ -123,6 +123,7 @@ var bodies = map[string]ranktest.Body[*shm.Transport]{
 	"timeout":    timeoutBody,
 	"bench":      benchBody,
 	"failedchan": failedChanBody,
+	"chain":      chainBody,
 	"toobig": func(ctx context.Context, tr *shm.Transport, _ string) error {
 		cfg := config(tr)
 		cfg.SegmentBytes = 2 * tr.SegmentBytes()

@@ -449,3 +449,22 @@ func TestFailedChannel(t *testing.T) {
 		t.Errorf("rank 0 reported %q; want [\"rank 1 failed: boom\"]\nstderr:\n%s", got, res.stderr)
 	}
 }
+
+// TestChainBroadcast: private broadcasts of 1 MiB go along the chain
+// between processes (their rings and counters in other processes'
+// segments) and deliver every element, at 2 and 3 ranks.
+func TestChainBroadcast(t *testing.T) {
+	for _, ranks := range []int{2, 3} {
+		t.Run(fmt.Sprintf("ranks=%d", ranks), func(t *testing.T) {
+			res := launch(t, ranks, "chain", "", 16<<20)
+			if res.err != nil {
+				t.Fatalf("%v\nstderr:\n%s", res.err, res.stderr)
+			}
+			got := ranktest.Lines(res.stdout, "CHAIN ")
+			t.Logf("rank 0's remote atomics: %v (launch %v)", got, res.took.Round(time.Millisecond))
+			if len(got) != 1 || got[0] == "0" {
+				t.Fatalf("CHAIN lines %q; want one with the chain's remote atomics", got)
+			}
+		})
+	}
+}
