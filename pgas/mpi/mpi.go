@@ -259,6 +259,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pgasmr/pgasmr/pgas/internal/osthread"
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
@@ -300,9 +301,9 @@ type Transport struct {
 		finalized bool
 	}
 	nativeCalls atomic.Int64
-	largeCalls  atomic.Int64  // collectives carried by exchange
-	mainq       chan func()   // runs functions on the thread that initialised MPI
-	progressEnd chan struct{} // closed to stop the progress goroutine
+	largeCalls  atomic.Int64     // collectives carried by exchange
+	thread      *osthread.Thread // the thread that initialised MPI (and finalises it)
+	progressEnd chan struct{}    // closed to stop the progress goroutine
 	progressWG  sync.WaitGroup
 	failOnce    sync.Once
 }
@@ -338,13 +339,13 @@ func Init(o Options) (*Transport, error) {
 	if _, set := os.LookupEnv("OMPI_MCA_opal_signal"); !set {
 		os.Setenv("OMPI_MCA_opal_signal", "")
 	}
-	t := &Transport{opts: o.withDefaults(), mainq: make(chan func()), progressEnd: make(chan struct{})}
-	ready := make(chan error)
-	go t.mainThread(ready)
-	if err := <-ready; err != nil {
+	t := &Transport{opts: o.withDefaults(), progressEnd: make(chan struct{})}
+	th, err := osthread.Start(t.initMPI)
+	if err != nil {
 		global.err = err
 		return nil, err
 	}
+	t.thread = th
 	if t.opts.Progress == 0 {
 		t.opts.Progress = -1
 		if t.nodeSize != t.size {
@@ -359,10 +360,9 @@ func Init(o Options) (*Transport, error) {
 	return t, nil
 }
 
-// mainThread initialises MPI on a locked OS thread and then runs the
-// functions sent on mainq there (Finalize), until mainq is closed.
-func (t *Transport) mainThread(ready chan<- error) {
-	runtime.LockOSThread() // never unlocked: the thread belongs to MPI
+// initMPI initialises MPI, on the thread that will finalise it
+// (osthread).
+func (t *Transport) initMPI() error {
 	var provided, already C.int
 	// Serialize asks for MPI_THREAD_SERIALIZED, not only serialises:
 	// some components refuse a library initialised for
@@ -373,8 +373,7 @@ func (t *Transport) mainThread(ready chan<- error) {
 		required = C.pg_thread_serialized()
 	}
 	if rc := C.pg_init(required, &provided, &already); rc != C.MPI_SUCCESS {
-		ready <- fmt.Errorf("mpi: MPI_Init_thread: %s", errorString(rc))
-		return
+		return fmt.Errorf("mpi: MPI_Init_thread: %s", errorString(rc))
 	}
 	t.owner = already == 0
 	switch {
@@ -389,8 +388,7 @@ func (t *Transport) mainThread(ready chan<- error) {
 	}
 	c := C.pg_dup_world()
 	if c.rc != C.MPI_SUCCESS {
-		ready <- fmt.Errorf("mpi: MPI_Comm_dup: %s", errorString(c.rc))
-		return
+		return fmt.Errorf("mpi: MPI_Comm_dup: %s", errorString(c.rc))
 	}
 	t.comm, t.rank, t.size = c.comm, int(c.rank), int(c.size)
 	t.nodeSize = int(C.pg_node_size(t.comm))
@@ -402,10 +400,7 @@ func (t *Transport) mainThread(ready chan<- error) {
 		fmt.Fprintf(os.Stderr, "pgasmr: mpi: the MPI library provides %s, not MPI_THREAD_MULTIPLE: all MPI calls are serialised\n", t.level)
 	}
 	t.serial = t.serial || t.opts.Serialize
-	ready <- nil
-	for f := range t.mainq {
-		f()
-	}
+	return nil
 }
 
 // progress enters MPI every Options.Progress until Finalize.
@@ -479,17 +474,14 @@ func (t *Transport) Finalize() error {
 	t.open.finalized = true
 	close(t.progressEnd)
 	t.progressWG.Wait()
-	done := make(chan C.int)
-	t.mainq <- func() {
+	var rc C.int = C.MPI_SUCCESS
+	t.thread.Do(func() {
 		C.pg_comm_free(t.comm)
 		if t.owner {
-			done <- C.pg_finalize()
-			return
+			rc = C.pg_finalize()
 		}
-		done <- C.MPI_SUCCESS
-	}
-	rc := <-done
-	close(t.mainq)
+	})
+	t.thread.Stop()
 	global.Lock()
 	global.t, global.err = nil, errors.New("mpi: MPI was finalized")
 	global.Unlock()

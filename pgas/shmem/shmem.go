@@ -69,6 +69,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pgasmr/pgasmr/pgas/internal/osthread"
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
@@ -112,7 +113,7 @@ type Transport struct {
 		ep        *endpoint
 		finalized bool
 	}
-	mainq    chan func() // runs functions on the thread that initialised OpenSHMEM
+	thread   *osthread.Thread // the thread that initialised OpenSHMEM (and finalises it)
 	failOnce sync.Once
 }
 
@@ -150,25 +151,22 @@ func Init(o Options) (*Transport, error) {
 	setDefault("UCX_ERROR_SIGNALS", "")
 	setDefault("OMPI_MCA_osc", "^rdma")
 	setDefault("SHMEM_SYMMETRIC_SIZE", strconv.FormatInt(o.HeapBytes, 10))
-	t := &Transport{opts: o, mainq: make(chan func())}
-	ready := make(chan error)
-	go t.mainThread(ready)
-	if err := <-ready; err != nil {
+	t := &Transport{opts: o}
+	th, err := osthread.Start(t.initSHMEM)
+	if err != nil {
 		global.err = err
 		return nil, err
 	}
-	global.t = t
+	t.thread, global.t = th, t
 	return t, nil
 }
 
-// mainThread initialises OpenSHMEM on a locked OS thread and then runs the
-// functions sent on mainq there (Finalize), until mainq is closed.
-func (t *Transport) mainThread(ready chan<- error) {
-	runtime.LockOSThread() // never unlocked: the thread belongs to OpenSHMEM
+// initSHMEM initialises OpenSHMEM, on the thread that will finalise it
+// (osthread), and allocates the control area.
+func (t *Transport) initSHMEM() error {
 	var provided C.int
 	if rc := C.pg_init(&provided); rc != 0 {
-		ready <- fmt.Errorf("shmem: shmem_init_thread failed (%d)", int(rc))
-		return
+		return fmt.Errorf("shmem: shmem_init_thread failed (%d)", int(rc))
 	}
 	t.rank, t.size = int(C.shmem_my_pe()), int(C.shmem_n_pes())
 	if provided >= C.pg_thread_multiple() {
@@ -180,16 +178,12 @@ func (t *Transport) mainThread(ready chan<- error) {
 	n := int64(8 * ctrlWords(t.size))
 	p := C.pg_malloc(C.int64_t(n))
 	if p == nil {
-		ready <- fmt.Errorf("shmem: shmem_malloc of the %d-byte control area failed", n)
-		return
+		return fmt.Errorf("shmem: shmem_malloc of the %d-byte control area failed", n)
 	}
 	clear(unsafe.Slice((*byte)(p), n))
 	C.shmem_barrier_all() // every control area is zero before anyone arrives
 	t.ctrl = p
-	ready <- nil
-	for f := range t.mainq {
-		f()
-	}
+	return nil
 }
 
 func (t *Transport) enter() {
@@ -233,14 +227,11 @@ func (t *Transport) Finalize() error {
 		return errors.New("shmem: Finalize with an open endpoint")
 	}
 	t.open.finalized = true
-	done := make(chan struct{})
-	t.mainq <- func() {
+	t.thread.Do(func() {
 		C.shmem_free(t.ctrl)
 		C.shmem_finalize()
-		close(done)
-	}
-	<-done
-	close(t.mainq)
+	})
+	t.thread.Stop()
 	global.Lock()
 	global.t, global.err = nil, errors.New("shmem: OpenSHMEM was finalized")
 	global.Unlock()
