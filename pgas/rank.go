@@ -579,23 +579,22 @@ func (r *Rank) PutStrided(ctx context.Context, rank int, s Strided, src []byte) 
 // The transports move a strided box before the call returns (as their
 // GetAsync does); the handle carries its error.
 func (r *Rank) GetStridedAsync(ctx context.Context, rank int, s Strided, dst []byte, h *Handle) *Handle {
-	if h == nil {
-		h = &Handle{}
-	}
-	if err := r.strided(ctx, rank, s, dst, false); err != nil {
-		return h.fail(err)
-	}
-	return h
+	return r.stridedAsync(ctx, rank, s, dst, false, h)
 }
 
 // PutStridedAsync starts PutStrided and adds it to h (a new Handle if h
 // is nil); src must not be modified until h.Wait returns, and the data is
 // complete at the target at this rank's next Fence or Barrier.
 func (r *Rank) PutStridedAsync(ctx context.Context, rank int, s Strided, src []byte, h *Handle) *Handle {
+	return r.stridedAsync(ctx, rank, s, src, true, h)
+}
+
+// stridedAsync is strided, its error carried by h (a new Handle if nil).
+func (r *Rank) stridedAsync(ctx context.Context, rank int, s Strided, buf []byte, put bool, h *Handle) *Handle {
 	if h == nil {
 		h = &Handle{}
 	}
-	if err := r.strided(ctx, rank, s, src, true); err != nil {
+	if err := r.strided(ctx, rank, s, buf, put); err != nil {
 		return h.fail(err)
 	}
 	return h

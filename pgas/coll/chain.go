@@ -126,12 +126,7 @@ func (c *call[T]) chainBroadcast(ctx context.Context, inPlace bool, n int64) (bo
 		data = pgas.Bytes(c.privSlice(c.area(bufSrc, root, 0, n), n)) // forwarded from src; copied to dst at the end
 	}
 	total := int64(len(data))
-	chunk := cr.chunk
-	if c.o.segment > 0 {
-		chunk = max(min(chunk, c.o.segment/c.esz*c.esz), c.esz)
-	} else if f := c.r.Config().FragmentBytes; f > 0 {
-		chunk = max(min(chunk, f/c.esz*c.esz), c.esz)
-	}
+	chunk := min(cr.chunk, c.segE*c.esz) // the Segment option or FragmentBytes, as every message
 	chunks := (total + chunk - 1) / chunk
 	seg := c.r.Segment()
 	base := cr.reg.Off
