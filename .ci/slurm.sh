@@ -41,10 +41,10 @@ die() { echo "slurm.sh: $*" >&2; exit 1; }
 
 up() {
   [ "$(id -u)" = 0 ] || die "needs root (munged and slurmd)"
+  export PATH=$PATH:/usr/sbin # the daemons live there
   for c in munged slurmctld slurmd srun sinfo; do
-    command -v "$c" >/dev/null || PATH=$PATH:/usr/sbin command -v "$c" >/dev/null || die "$c is missing (apt-get install slurm-wlm munge)"
+    command -v "$c" >/dev/null || die "$c is missing (apt-get install slurm-wlm munge)"
   done
-  export PATH=$PATH:/usr/sbin
   mkdir -p "$dir/state" "$dir/spool"
 
   # munge: the package made /etc/munge/munge.key; its socket lives in
