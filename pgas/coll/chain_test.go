@@ -14,7 +14,8 @@ import (
 type triple [3]int32 // 12 bytes: chunks are not a power of two
 
 // TestChainBroadcast: private broadcasts along the chain, with chunks far
-// smaller than the message (the ring wraps many times), roots rotating
+// smaller than the message (the ring wraps many times) and a 9 MiB message
+// in the default chunks, roots rotating
 // from call to call (a member is receiver, sender, root and last in turn,
 // so the counters carry over between calls), in place and not, give every
 // member the root's data.
@@ -22,11 +23,14 @@ func TestChainBroadcast(t *testing.T) {
 	for _, ranks := range []int{2, 3, 5} {
 		t.Run(fmt.Sprintf("ranks=%d", ranks), func(t *testing.T) {
 			err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks}, func(ctx context.Context, r *pgas.Rank) error {
-				const n = 1000
-				for call := range 3 * ranks {
+				for call := range 4 * ranks {
 					root := call % ranks
 					inPlace := call%2 == 0
-					seg := []int64{64, 12, 1 << 20}[call%3] // 5, 1 and all elements a chunk
+					seg := []int64{64, 12, 1 << 20, 0}[call%4] // 5, 1 and all elements a chunk; no Segment option
+					n := 1000
+					if seg == 0 {
+						n = (9<<20)/12 + 7 // 37 chunks, the last short: the ring wraps four times
+					}
 					want := func(i int) triple { return triple{int32(call), int32(root), int32(i)} }
 					buf := make([]triple, n)
 					var src []triple
@@ -39,7 +43,10 @@ func TestChainBroadcast(t *testing.T) {
 							copy(buf, src)
 						}
 					}
-					opts := []coll.Option{coll.Root(root), coll.WithAlgo(coll.Chain), coll.Segment(seg)}
+					opts := []coll.Option{coll.Root(root), coll.WithAlgo(coll.Chain)}
+					if seg > 0 {
+						opts = append(opts, coll.Segment(seg))
+					}
 					var err error
 					if inPlace {
 						err = coll.BroadcastInPlace(ctx, r.World(), coll.Private(buf), n, opts...)
@@ -64,11 +71,12 @@ func TestChainBroadcast(t *testing.T) {
 	}
 }
 
-// TestChainMessages: along the chain every hop carries one put per chunk
-// and two atomics per chunk (the arrival, then the acknowledgement), and
-// nothing else, so a rank sends to its successor only: Auto takes the
-// chain for a private broadcast of 512 KiB on one node and not below it,
-// and never on a transport whose segments are not mapped in memory.
+// TestChainMessages: along the chain every hop carries one put per 256 KiB
+// chunk and two atomics per chunk (the arrival, then the acknowledgement),
+// and nothing else, so a rank sends to its successor only (also over a
+// 9 MiB message, whose ring wraps): Auto takes the chain for a private
+// broadcast of 512 KiB on one node and not below it, and never on a
+// transport whose segments are not mapped in memory.
 func TestChainMessages(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -77,6 +85,7 @@ func TestChainMessages(t *testing.T) {
 		chain  bool
 	}{
 		{"auto/1MiB", 1 << 20, true, true},
+		{"auto/9MiB", 9<<20 + 24, true, true},
 		{"auto/256KiB", 256 << 10, true, false},
 		{"auto/1MiB/not-mapped", 1 << 20, false, false},
 	} {
