@@ -439,10 +439,10 @@ func (x *xfer[K, V]) exchange(ctx context.Context, local reduce.Run[K, V]) ([]re
 		out, _, _ := x.partition(local, false)
 		return x.elementwise(ctx, out, nil)
 	}
-	out, send, own := x.partition(local, true)
 	if n == 1 {
-		return []reduce.Run[K, V]{own}, nil
+		return []reduce.Run[K, V]{local}, nil // every key is this rank's: nothing to group or copy
 	}
+	out, send, own := x.partition(local, true)
 	for d, b := range out {
 		x.count(d, b)
 	}
