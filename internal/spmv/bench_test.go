@@ -96,3 +96,31 @@ func benchSteps(b *testing.B, cfg pgas.Config, p Params, s Strategy) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkRowsDot is the compute of one step on one core without the
+// runtime: a rank's 262,144 rows of 2 to 16 entries (0.5% far), from a
+// full-length x. Bytes are the model's D_min a row (pgas/model).
+func BenchmarkRowsDot(b *testing.B) {
+	for _, rnz := range []int{2, 3, 4, 8, 16} {
+		const rows = 1 << 18
+		n := 4 * rows
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = X0(int64(i))
+		}
+		al := make([]float64, rows*rnz)
+		jl := make([]int64, rows*rnz)
+		p := Params{N: int64(n), RNZ: rnz, Far: 0.005, Seed: 1}
+		dl := make([]float64, rows)
+		for i := range rows {
+			dl[i] = p.Row(int64(i+rows), jl[i*rnz:(i+1)*rnz], al[i*rnz:(i+1)*rnz])
+		}
+		xl, yl := x[rows:2*rows], make([]float64, rows)
+		b.Run(fmt.Sprintf("rnz=%d", rnz), func(b *testing.B) {
+			b.SetBytes(int64(rows) * int64(rnz*16+24))
+			for b.Loop() {
+				rowsDot(yl, dl, xl, al, jl, x, rnz)
+			}
+		})
+	}
+}

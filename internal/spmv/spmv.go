@@ -337,8 +337,23 @@ func (sv *Solver) stepV2(ctx context.Context) error {
 // rowsDot computes y = D x_own + A x for this rank's rows: rnz entries a
 // row of al and jl, x read from the private full-length vector x. It
 // takes each row's entries as slices of one length, so that the loop
-// needs no bounds check but x's.
+// needs no bounds check but x's. Rows of 2, 4 and 8 entries go through
+// loops unrolled for them: with few entries a row the general loop's
+// per-row work, not memory, bounds the step (2 entries a row: 10-17 GB/s
+// against 30-36 GB/s unrolled, BenchmarkRowsDot). Every form adds the
+// products in the same order.
 func rowsDot(yl, dl, xl, al []float64, jl []int64, x []float64, rnz int) {
+	switch rnz {
+	case 2:
+		rowsDot2(yl, dl, xl, al, jl, x)
+		return
+	case 4:
+		rowsDot4(yl, dl, xl, al, jl, x)
+		return
+	case 8:
+		rowsDot8(yl, dl, xl, al, jl, x)
+		return
+	}
 	for li := range yl {
 		s := dl[li] * xl[li]
 		ar := al[li*rnz : (li+1)*rnz]
@@ -347,6 +362,50 @@ func rowsDot(yl, dl, xl, al []float64, jl []int64, x []float64, rnz int) {
 		for t, a := range ar {
 			s += a * x[jr[t]]
 		}
+		yl[li] = s
+	}
+}
+
+func rowsDot2(yl, dl, xl, al []float64, jl []int64, x []float64) {
+	n := len(yl)
+	dl, xl, al, jl = dl[:n], xl[:n], al[:2*n], jl[:2*n]
+	for li := range yl {
+		k := 2 * li
+		s := dl[li] * xl[li]
+		s += al[k] * x[jl[k]]
+		s += al[k+1] * x[jl[k+1]]
+		yl[li] = s
+	}
+}
+
+func rowsDot4(yl, dl, xl, al []float64, jl []int64, x []float64) {
+	n := len(yl)
+	dl, xl, al, jl = dl[:n], xl[:n], al[:4*n], jl[:4*n]
+	for li := range yl {
+		k := 4 * li
+		s := dl[li] * xl[li]
+		s += al[k] * x[jl[k]]
+		s += al[k+1] * x[jl[k+1]]
+		s += al[k+2] * x[jl[k+2]]
+		s += al[k+3] * x[jl[k+3]]
+		yl[li] = s
+	}
+}
+
+func rowsDot8(yl, dl, xl, al []float64, jl []int64, x []float64) {
+	n := len(yl)
+	dl, xl, al, jl = dl[:n], xl[:n], al[:8*n], jl[:8*n]
+	for li := range yl {
+		k := 8 * li
+		s := dl[li] * xl[li]
+		s += al[k] * x[jl[k]]
+		s += al[k+1] * x[jl[k+1]]
+		s += al[k+2] * x[jl[k+2]]
+		s += al[k+3] * x[jl[k+3]]
+		s += al[k+4] * x[jl[k+4]]
+		s += al[k+5] * x[jl[k+5]]
+		s += al[k+6] * x[jl[k+6]]
+		s += al[k+7] * x[jl[k+7]]
 		yl[li] = s
 	}
 }
