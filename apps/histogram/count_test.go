@@ -2,6 +2,7 @@ package histogram
 
 import (
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -56,6 +57,38 @@ func BenchmarkKernel(b *testing.B) {
 		var c counter
 		for b.Loop() {
 			c.add(px)
+		}
+	})
+}
+
+// BenchmarkKernelScaling counts 64 MiB of pixels out of the caches on one
+// processor (one), then two such halves at once on two (two, bytes a
+// processor): how far counting scales across this machine's processors,
+// which the 2-rank job's map is bounded by.
+func BenchmarkKernelScaling(b *testing.B) {
+	const half = 64 << 20 / 3 * 3
+	px := make([]byte, 2*half)
+	var g gen
+	g.init(7)
+	for i := 0; i < len(px); i += 3 {
+		g.pixel(px[i:i+3], i/3%8192, i/3/8192, 8192, len(px)/3/8192)
+	}
+	b.Run("one", func(b *testing.B) {
+		b.SetBytes(half)
+		var c counter
+		for b.Loop() {
+			c.add(px[:half])
+		}
+	})
+	b.Run("two", func(b *testing.B) {
+		b.SetBytes(half)
+		var c [2]counter
+		for b.Loop() {
+			var wg sync.WaitGroup
+			for w := range 2 {
+				wg.Go(func() { c[w].add(px[w*half : (w+1)*half]) })
+			}
+			wg.Wait()
 		}
 	})
 }
