@@ -47,7 +47,13 @@ With --cache, v1 runs once more in a job with the remote-reference
 cache on (row v1+cache), predicted after seeds/001 §7.2 from the hits
 and line loads the cache counted in one step (pgas/model.PredictV1Cache).
 
+On the default problem the link carries a small part of a step, and the
+models predict v2 and v3 alike; the second example below, cheap rows in
+large blocks of which few elements are needed, is the shape of seeds/000
+Table 3's multi-node rows (predicted v1/v3 12, v2/v3 1.5).
+
   mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s
+  mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s --n 1048576 --block 65536 --rnz 2 --far 0.015
   mrrun model -np 4 --ranks-per-node 2 --link 5us,5GB/s --cache on
   mrrun model -np 2 --transport shm
   mrrun model -np 2 --format json
