@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -139,18 +138,9 @@ func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
 	env = append(append(env, vars.Env(body, arg)...), envJob+"="+job)
 	args := []string{"-n", strconv.Itoa(ranks)}
 	if mpi.Flavour == "OpenMPI" {
-		for _, kv := range []string{
-			"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-			"OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
-		} {
-			if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
-				env = append(env, kv)
-			}
-		}
-		for _, kv := range env {
-			k, _, _ := strings.Cut(kv, "=")
-			args = append(args, "-x", k)
-		}
+		var flags []string
+		flags, env = ranktest.OpenMPIEnv(env, "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+		args = append(args, flags...)
 	}
 	args = append(args, os.Args[0], "-test.run=^$")
 	return ranktest.Launch(t, "mpirun", path, args, env, ranks, envJob, job)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -80,19 +79,7 @@ func launch(t testing.TB, ranks int, body, arg string, env ...string) launched {
 	}
 	jobSeq++
 	job := fmt.Sprintf("%d-%d-%s", os.Getpid(), jobSeq, body)
-	env = append(append(env, vars.Env(body, arg)...), envJob+"="+job)
-	for _, kv := range []string{
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1",
-	} {
-		if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
-			env = append(env, kv)
-		}
-	}
-	args := []string{"-n", strconv.Itoa(ranks)}
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		args = append(args, "-x", k)
-	}
-	args = append(args, os.Args[0], "-test.run=^$")
+	flags, env := ranktest.OpenMPIEnv(append(append(env, vars.Env(body, arg)...), envJob+"="+job))
+	args := append(append([]string{"-n", strconv.Itoa(ranks)}, flags...), os.Args[0], "-test.run=^$")
 	return ranktest.Launch(t, "oshrun", path, args, env, ranks, envJob, job)
 }

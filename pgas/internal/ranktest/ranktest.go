@@ -178,3 +178,23 @@ func Launch(t testing.TB, name, path string, args, env []string, ranks int, jobV
 	}
 	return res
 }
+
+// OpenMPIEnv prepares env for an OpenMPI launcher (mpirun, oshrun): it
+// adds what the tests need to run as root and with more ranks than
+// processors, and each of extra, unless the environment already sets the
+// variable, and returns env with the flags (-x NAME) that pass every one
+// of its variables to the ranks.
+func OpenMPIEnv(env []string, extra ...string) (flags, out []string) {
+	for _, kv := range append([]string{
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1",
+	}, extra...) {
+		if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
+			env = append(env, kv)
+		}
+	}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		flags = append(flags, "-x", k)
+	}
+	return flags, env
+}
