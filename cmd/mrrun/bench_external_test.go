@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -121,16 +122,22 @@ func TestBenchExternalExpand(t *testing.T) {
 	}
 }
 
-// benchRows decodes mrrun bench --json's output with its external rows.
+// benchRows decodes mrrun bench --json's output with its external rows,
+// and checks the binary it names.
 func benchRows(t *testing.T, stdout string) []benchRow {
 	t.Helper()
 	var out struct {
+		Build   buildInfo  `json:"build"`
 		Results []benchRow `json:"results"`
 	}
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&out); err != nil {
 		t.Fatalf("decoding bench --json: %v\n%s", err, stdout)
+	}
+	// The binary the tests built: this toolchain, -race as the test is.
+	if want := (buildInfo{Go: runtime.Version(), Cgo: out.Build.Cgo, Race: raceEnabled}); out.Build != want {
+		t.Errorf("bench --json build %+v, want %+v", out.Build, want)
 	}
 	return out.Results
 }
@@ -214,8 +221,8 @@ func TestBenchExternal(t *testing.T) {
 	r = mrrun(t, "bench", "-q", "--exec", "--apps", "histogram", "--size", "50KB", "--ranks", "2", "--reps", "1", "--warmup", "0",
 		"--baselines", "seq", "--dir", dir, "--external", hist).want(t, 0)
 	table := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if len(table) != 1+3+2 {
-		t.Fatalf("table has %d lines; want a header, 3 rows and a 2-line footnote:\n%s", len(table), r.stdout)
+	if len(table) != 1+3+2+1 {
+		t.Fatalf("table has %d lines; want a header, 3 rows, a 2-line footnote and the binary's version:\n%s", len(table), r.stdout)
 	}
 	if f := strings.Fields(table[2]); len(f) < 3 || f[0] != "histogram" || f[1] != "bytes*" || f[2] != "2" {
 		t.Errorf("row %q: want histogram bytes* 2", table[2])
@@ -223,6 +230,7 @@ func TestBenchExternal(t *testing.T) {
 	wantNote := []string{
 		"* external command, run by sh -c and timed as a whole process; exit status checked, output not compared with seq's:",
 		"  bytes (histogram): wc -c {input}",
+		"ran by " + versionLine(),
 	}
 	if !slices.Equal(table[4:], wantNote) {
 		t.Errorf("footnote %q; want %q", table[4:], wantNote)

@@ -25,18 +25,15 @@ import (
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
-// benchJSON decodes mrrun bench --json's output.
+// benchJSON decodes mrrun bench --json's output (benchRows) into its
+// results.
 func benchJSON(t *testing.T, stdout string) []bench.Result {
 	t.Helper()
-	var out struct {
-		Results []bench.Result `json:"results"`
+	var results []bench.Result
+	for _, r := range benchRows(t, stdout) {
+		results = append(results, r.Result)
 	}
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("decoding bench --json: %v\n%s", err, stdout)
-	}
-	return out.Results
+	return results
 }
 
 func benchNear(a, b float64) bool {
@@ -146,6 +143,10 @@ func TestBenchTableAndInput(t *testing.T) {
 		t.Errorf("-q: stderr = %q; want nothing", r.stderr)
 	}
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	if last := lines[len(lines)-1]; last != "ran by "+versionLine() {
+		t.Errorf("last line %q; want the binary's version line", last)
+	}
+	lines = lines[:len(lines)-1]
 	if len(lines) != 1+1+3*2 {
 		t.Fatalf("table has %d lines; want a header and 7 rows:\n%s", len(lines), r.stdout)
 	}

@@ -138,7 +138,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprint(stdout, usageText())
 			return nil
 		case "version":
-			fmt.Fprintf(stdout, "mrrun %s\n", version)
+			fmt.Fprintln(stdout, versionLine())
 			return nil
 		}
 	}

@@ -512,7 +512,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if f.version {
-		fmt.Fprintf(stdout, "mrrun %s\n", version)
+		fmt.Fprintln(stdout, versionLine())
 		return nil
 	}
 	if fs.NArg() == 0 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -592,8 +593,11 @@ func TestSummaries(t *testing.T) {
 // TestInfo checks --version, list and help.
 func TestInfo(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
-		if r := mrrun(t, args...).want(t, 0); !strings.HasPrefix(r.stdout, "mrrun ") {
-			t.Errorf("%v: %q", args, r.stdout)
+		// mrrun VERSION (GO, OS/ARCH, CGO_ENABLED=0|1[, race])
+		r := mrrun(t, args...).want(t, 0)
+		want := "mrrun " + version + " (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ", CGO_ENABLED="
+		if !strings.HasPrefix(r.stdout, want) || strings.HasSuffix(r.stdout, ", race)\n") != raceEnabled {
+			t.Errorf("%v: %q, want %q...", args, r.stdout, want)
 		}
 	}
 	r := mrrun(t, "list").want(t, 0)
