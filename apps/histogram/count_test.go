@@ -1,6 +1,7 @@
 package histogram
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ func naiveCount(h *[768]int64, px []byte) {
 
 func TestCounter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 100, 1001} {
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 15, 16, 17, 32, 100, 1001, 100_003} {
 		px := make([]byte, 3*n)
 		for i := range px {
 			px[i] = byte(rng.IntN(7) * 40)
@@ -31,6 +32,46 @@ func TestCounter(t *testing.T) {
 			t.Errorf("counter over %d pixels differs from the naive count", n)
 		}
 	}
+}
+
+// TestCount48 checks the assembly kernel against countGo: every byte
+// value, lengths that are and are not multiples of 48, starts at every
+// offset of a cache line, and a run of one value (every increment on the
+// same counters).
+func TestCount48(t *testing.T) {
+	if !haveCount48 {
+		t.Skip("no assembly kernel on this platform or with -tags purego")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, 64+48*300+47)
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	same := make([]byte, 48*100)
+	for i := range same {
+		same[i] = 200
+	}
+	check := func(name string, px []byte) {
+		t.Helper()
+		var got, want [6][256]uint32
+		count48(&got, px)
+		countGo(&want, px[:len(px)/48*48])
+		if got != want {
+			t.Errorf("count48 over %s differs from countGo", name)
+		}
+	}
+	for off := range 64 {
+		for _, n := range []int{0, 1, 47, 48, 49, 95, 96, 48*300 + 47} {
+			check(fmt.Sprintf("%d bytes at offset %d", n, off), buf[off:off+n])
+		}
+	}
+	check("a run of one value", same)
+	// Every byte value at every position of a group.
+	all := make([]byte, 256*48)
+	for i := range all {
+		all[i] = byte(i * 7 / 48)
+	}
+	check("every value", all)
 }
 
 func benchPixels() []byte {
