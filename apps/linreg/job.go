@@ -56,6 +56,7 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 		return nil, fmt.Errorf("linreg: %w", err)
 	}
 	rd := newReader(format)
+	defer rd.Close() // unmaps the files it mapped; the sums are made
 	err = appjob.Map(ctx, r, j, mr.Input[chunk](in),
 		func(ctx context.Context, c chunk, emit func(int64, Sums)) error {
 			s, err := rd.sums(ctx, c)
@@ -129,6 +130,7 @@ func seqSums(ctx context.Context, files []string, o Options) (int, Sums, error) 
 		return 0, acc, err
 	}
 	rd := newReader(format)
+	defer rd.Close()
 	for i := range in.Len() {
 		c, err := in.At(ctx, i)
 		if err != nil {
@@ -174,6 +176,7 @@ func Goroutines(ctx context.Context, files []string, o Options) (*Result, error)
 	for w := range workers {
 		wg.Go(func() {
 			rd := newReader(format)
+			defer rd.Close()
 			defer rd.flush(&sums[w])
 			for {
 				mu.Lock()

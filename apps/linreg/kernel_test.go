@@ -111,13 +111,24 @@ func TestEarlyFold(t *testing.T) {
 }
 
 // BenchmarkKernel compares the histogram kernel with the naive loop on
-// 1 MiB of generated points in memory.
+// 1 MiB of generated points in memory, and the AVX2 kernel on 64 MiB (out
+// of the caches: avx2-64MiB).
 func BenchmarkKernel(b *testing.B) {
 	var buf bytes.Buffer
 	if err := Generate(&buf, 1<<19, "int8", 1); err != nil {
 		b.Fatal(err)
 	}
 	p := buf.Bytes()
+	if haveAVX2 {
+		b.Run("avx2-64MiB", func(b *testing.B) {
+			big := bytes.Repeat(p, 64)
+			b.SetBytes(int64(len(big)))
+			for b.Loop() {
+				var s Sums
+				sumInt8Wide(&s, big)
+			}
+		})
+	}
 	b.Run("naive", func(b *testing.B) {
 		b.SetBytes(int64(len(p)))
 		for b.Loop() {

@@ -62,7 +62,12 @@ TEXT ·sumInt8AVX2(SB), NOSPLIT, $0-32
 	SHRQ $5, CX
 	JZ   fold
 
+// One PREFETCHT0 a step, 2 KiB ahead (two per 64-byte line; a prefetch
+// past the end does not fault): this machine's processors barely
+// prefetch a stream themselves, and without it the loop waits for memory
+// (2.1 against 9.7 GB/s over 64 MiB, go test -bench Kernel).
 loop:
+	PREFETCHT0 2048(SI)
 	POINTS((SI))
 	POINTS(16(SI))
 	ADDQ $32, SI

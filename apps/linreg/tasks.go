@@ -1,12 +1,15 @@
 package linreg
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Tasks is the input of a job cut into map tasks as Run, Seq and
 // Goroutines cut it (chunks of Options.ChunkBytes), for MapReduce
 // frameworks other than pgasmr (apps/mrmpi): each task yields the Sums
 // of its points, read with the package's reader. A Tasks belongs to one
-// goroutine.
+// goroutine, and keeps the files it mapped until Close.
 //
 // Summing the tasks' Sums with Sums.Add in task order, from zero, and
 // calling Fit gives the bytes Seq gives; for int8 input (Integer) the
@@ -41,6 +44,14 @@ func (t *Tasks) Sums(ctx context.Context, i int64) (Sums, error) {
 		return Sums{}, err
 	}
 	return t.rd.sums(ctx, c)
+}
+
+// Close unmaps the files the tasks mapped.
+func (t *Tasks) Close() error {
+	if err := t.rd.Close(); err != nil {
+		return fmt.Errorf("linreg: %w", err)
+	}
+	return nil
 }
 
 // Fit computes the result from the sums of all the points with the

@@ -28,6 +28,11 @@ func TestTasks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer func() {
+			if err := ts.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
 		if ts.Integer() != (format == "int8") {
 			t.Errorf("%s: Integer() = %v", format, ts.Integer())
 		}

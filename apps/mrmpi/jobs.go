@@ -192,7 +192,12 @@ func (j *linregJob) result() (Result, error) {
 	return linreg.Fit(acc, j.t.Integer())
 }
 
-func (j *linregJob) close() error { return nil }
+func (j *linregJob) close() error {
+	if j.t == nil {
+		return nil
+	}
+	return j.t.Close()
+}
 
 // wordcount: (word, 1) per occurrence, and file statuses under keys that
 // cannot be words (bytes below 0x20): MR-MPI has only key/value pairs to
