@@ -126,13 +126,7 @@ func newReader(p *plan) *reader {
 }
 
 func (rd *reader) Close() error {
-	var errs []error
-	for _, m := range rd.maps {
-		if m != nil {
-			errs = append(errs, m.Close())
-		}
-	}
-	clear(rd.maps)
+	errs := []error{filemap.CloseAll(rd.maps)}
 	for _, f := range rd.files {
 		errs = append(errs, f.Close())
 	}

@@ -121,16 +121,7 @@ func newReader(format int) *reader {
 }
 
 // Close unmaps the files the reader mapped.
-func (rd *reader) Close() error {
-	var errs []error
-	for _, m := range rd.maps {
-		if m != nil {
-			errs = append(errs, m.Close())
-		}
-	}
-	clear(rd.maps)
-	return errors.Join(errs...)
-}
+func (rd *reader) Close() error { return filemap.CloseAll(rd.maps) }
 
 // mappedFor returns the map of c's file if useMmap is set and the map
 // holds c's bytes, or nil.

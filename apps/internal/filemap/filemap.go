@@ -13,6 +13,7 @@
 package filemap
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 )
@@ -43,4 +44,17 @@ func (m *Map) Read(fn func()) (err error) {
 	}()
 	fn()
 	return nil
+}
+
+// CloseAll closes the maps of a reader's cache of maps (nil entries, for
+// files that could not be mapped, are skipped) and empties it.
+func CloseAll[K comparable](maps map[K]*Map) error {
+	var errs []error
+	for _, m := range maps {
+		if m != nil {
+			errs = append(errs, m.Close())
+		}
+	}
+	clear(maps)
+	return errors.Join(errs...)
 }

@@ -122,3 +122,31 @@ func TestReadPanics(t *testing.T) {
 	}()
 	(&Map{name: "x"}).Read(func() { panic("boom") })
 }
+
+// TestCloseAll closes every map of a cache (their bytes are gone), skips
+// nil entries and empties the cache.
+func TestCloseAll(t *testing.T) {
+	data := testData()
+	f, _ := open(t, data)
+	a, err := Open(f, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenRange(f, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps := map[string]*Map{"a": a, "b": b, "unmappable": nil}
+	if err := CloseAll(maps); err != nil {
+		t.Fatal(err)
+	}
+	if len(maps) != 0 {
+		t.Fatalf("after CloseAll the cache holds %d entries", len(maps))
+	}
+	if runtime.GOOS == "linux" && (a.Bytes() != nil || b.Bytes() != nil) {
+		t.Fatal("a map CloseAll closed still has bytes")
+	}
+	if err := CloseAll(maps); err != nil {
+		t.Fatalf("CloseAll of an empty cache: %v", err)
+	}
+}
