@@ -27,14 +27,8 @@ TEXT ·count48(SB), NOSPLIT, $0-32
 	MOVQ t+0(FP), DI
 	MOVQ px_base+8(FP), SI
 	MOVQ px_len+16(FP), CX
-	SHRQ $4, CX                 // len/48 = (len/16)/3
-	MOVQ CX, AX
-	MOVQ $0xaaaaaaaaaaaaaaab, DX
-	MULQ DX                     // DX = floor(len/16 * (2^65+1)/3 / 2^64)
-	SHRQ $1, DX
-	MOVQ DX, CX
-	TESTQ CX, CX
-	JEQ  done
+	SUBQ $48, CX                // CX = bytes left - 48
+	JCS  done                   // fewer than 48
 
 loop:
 	PREFETCHT0 2048(SI)
@@ -47,8 +41,8 @@ loop:
 	GROUP(36)
 	GROUP(42)
 	ADDQ $48, SI
-	DECQ CX
-	JNE  loop
+	SUBQ $48, CX
+	JCC  loop                   // 48 or more left
 
 done:
 	RET
