@@ -15,7 +15,7 @@ import (
 // TestCheckInputMismatch: under Config.Check, ranks passing different
 // input lists to ApplyMap get an error at once.
 func TestCheckInputMismatch(t *testing.T) {
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: 3, Check: true}, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 3}, func(ctx context.Context, r *pgas.Rank) error {
 		ls := []string{"a b", "c"}
 		if r.ID() == 2 {
 			ls = []string{"a b", "d"} // same length, different contents

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -22,11 +23,14 @@ type KeyFunc[K, V, R any] func(ctx context.Context, k K, vs []V) (R, error)
 
 // ReduceKeys is ApplyReduce with a function called once per key, in
 // ascending key order, on every rank that reduces: its Result holds the
-// rank's (key, value) results in that order. An error names the key. The
-// keys come as a stream (ApplyReduceStream): under a memory budget the
-// rank holds one key's values at a time, and the results.
+// rank's (key, value) results in that order (by default every key, on
+// every rank: see Gather). An error names the key. The keys come as a
+// stream (ApplyReduceStream): under a memory budget the rank holds one
+// key's values at a time, and the results. A store that combines its
+// values (reduce.Sum, Min, Max, Func) gives f one value per key; Collect
+// returns them without a function.
 func ReduceKeys[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], f KeyFunc[K, V, R], opts ...ReduceOption) (Result[[]KV[K, R]], error) {
-	return ApplyReduceStream(ctx, r, st, func(ctx context.Context, rd reduce.RunReader[K, V]) ([]KV[K, R], error) {
+	return reduceStream(ctx, r, "ReduceKeys", st, func(ctx context.Context, rd reduce.RunReader[K, V]) ([]KV[K, R], error) {
 		var out []KV[K, R]
 		for k, vs := range reduce.All(rd) {
 			if len(out)&1023 == 0 {
@@ -41,7 +45,64 @@ func ReduceKeys[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *r
 			out = append(out, KV[K, R]{k, v})
 		}
 		return out, nil
-	}, opts...)
+	}, opts)
+}
+
+// Collect is the reduce of a store that combines its values (reduce.Sum,
+// Min, Max, Func): its Result holds each key with its combined value, keys
+// ascending (by default every key, on every rank: see Gather), with no
+// reduce function to write. A store that keeps all values
+// (reduce.KeepAll) is an error: reduce those with ReduceKeys.
+func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], opts ...ReduceOption) (Result[[]KV[K, V]], error) {
+	if st.Combiner().KeepsAll() {
+		var zero V
+		return Result[[]KV[K, V]]{}, fmt.Errorf("mr: Collect of a store that keeps all values of %T (reduce.KeepAll): reduce them with ReduceKeys", zero)
+	}
+	return reduceStream(ctx, r, "Collect", st, func(ctx context.Context, rd reduce.RunReader[K, V]) ([]KV[K, V], error) {
+		var out []KV[K, V]
+		for k, vs := range reduce.All(rd) {
+			if len(out)&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			if len(vs) != 1 {
+				return nil, fmt.Errorf("key %v has %d values in a combining store", k, len(vs))
+			}
+			out = append(out, KV[K, V]{k, vs[0]})
+		}
+		return out, nil
+	}, opts)
+}
+
+// Integer is the key types a dense result can be indexed by.
+type Integer interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// Dense returns the values of kvs, whose keys are in [0, n), as a slice of
+// n indexed by key: the result of a job whose keys are dense (a
+// histogram's bins, k-means' centres), with the zero V for a key that has
+// no value. A key outside [0, n), or one given twice, is an error naming
+// it.
+func Dense[K Integer, V any](kvs []KV[K, V], n int) ([]V, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("mr: Dense of %d values, want n >= 0", n)
+	}
+	out := make([]V, n)
+	seen := make([]bool, n)
+	for _, kv := range kvs {
+		if uint64(kv.Key) >= uint64(n) { // a negative key too
+			return nil, fmt.Errorf("mr: Dense: key %v is not in [0, %d)", kv.Key, n)
+		}
+		k := int(kv.Key)
+		if seen[k] {
+			return nil, fmt.Errorf("mr: Dense: key %v given twice", kv.Key)
+		}
+		seen[k] = true
+		out[k] = kv.Value
+	}
+	return out, nil
 }
 
 // TopK is collective: every rank passes its own results and root gets the
@@ -49,14 +110,21 @@ func ReduceKeys[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *r
 // ranks get nil. Each rank sends only its own k first, so a rank moves at
 // most k results, whatever it holds: after a partitioned reduce, where
 // every key is on one rank, that is the global top k without gathering
-// every pair. cmp must be a total order (break ties by key) for the result
-// not to depend on the rank count. local is not modified. T moves as
-// GatherValues moves it. After a reduce that gives every rank every key
-// (GatherAll), pass the results on one rank only (nil elsewhere), or the
-// root gets each result once per rank.
+// every pair. A list that every rank passes alike, such as the whole
+// result that a reduce without a Gather option gives every rank, counts
+// once. cmp must be a total order (break ties by key) for the result not
+// to depend on the rank count. local is not modified. T moves as
+// GatherValues moves it.
 func TopK[T any](ctx context.Context, r *pgas.Rank, local []T, k int, cmp func(a, b T) int, root int) ([]T, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("mr: TopK: k = %d, want >= 0", k)
+	}
+	same, err := Replicated(ctx, r, local)
+	if err != nil {
+		return nil, err
+	}
+	if same && r.ID() != 0 {
+		local = nil
 	}
 	parts, err := GatherValues(ctx, r, firstK(local, k, cmp), root)
 	if err != nil || parts == nil {
@@ -65,6 +133,30 @@ func TopK[T any](ctx context.Context, r *pgas.Rank, local []T, k int, cmp func(a
 	all := slices.Concat(parts...)
 	slices.SortStableFunc(all, cmp)
 	return all[:min(k, len(all))], nil
+}
+
+// Replicated is collective: it reports whether every rank passed the same
+// list (the same length and the same elements where a slice input's hash
+// samples them, see Hasher): the whole result that a reduce without a
+// Gather option gives every rank, rather than each rank's part of it. A
+// function that combines the ranks' lists (TopK, Sort) takes a replicated
+// one once. Partitioned parts hold different keys, so they never look
+// alike, unless all are empty. With one rank it returns true.
+func Replicated[T any](ctx context.Context, r *pgas.Rank, local []T) (bool, error) {
+	if r.N() == 1 {
+		return true, nil
+	}
+	h := (&sliceInput[T]{xs: local}).Hash()
+	hs := make([]uint64, r.N())
+	if err := coll.Allgather(ctx, r.World(), coll.Private(hs), coll.Private([]uint64{h}), 1); err != nil {
+		return false, fmt.Errorf("mr: comparing the ranks' lists: %w", err)
+	}
+	for _, x := range hs {
+		if x != hs[0] {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // firstK returns the k first of xs in the order cmp gives, ties in the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/reduce"
 	"github.com/pgasmr/pgasmr/reduce/shuffle"
 )
@@ -24,7 +25,8 @@ type MapFunc[I, K, V any] func(ctx context.Context, in I, emit func(K, V)) error
 type ArrayMapFunc[I, K, V any] func(ctx context.Context, s Share[I], emit func(K, V)) error
 
 // Share is what an array-based map gets on its rank: the whole input and
-// the plan ApplyMapArray's options make (block unless they say otherwise),
+// the plan ApplyMapArray's options make (block unless they say otherwise;
+// nil for a Local input, all of which is the rank's),
 // so that the map reads its own elements without rebuilding the
 // distribution.
 type Share[I any] struct {
@@ -34,8 +36,20 @@ type Share[I any] struct {
 }
 
 // Elements yields the indices of the rank's elements in increasing order
-// (a contiguous range under the block plan).
-func (s Share[I]) Elements() iter.Seq[int64] { return s.Plan.Elements(s.Rank.ID()) }
+// (a contiguous range under the block plan; all of a Local input, whose
+// Plan is nil).
+func (s Share[I]) Elements() iter.Seq[int64] {
+	if s.Plan == nil {
+		return func(yield func(int64) bool) {
+			for i := range s.Input.Len() {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+	return s.Plan.Elements(s.Rank.ID())
+}
 
 // ReduceFunc is called once per rank with all the pairs the rank reduces.
 type ReduceFunc[K, V, R any] func(ctx context.Context, p *reduce.Pairs[K, V]) (R, error)
@@ -55,7 +69,8 @@ type mapOpts struct {
 	weights   []float64
 	plan      *distrib.Plan
 	finish    any // func(context.Context, func(K, V)) error of the map's K, V
-	reduce    *reduce.Options
+	reduce    []ReduceOption
+	hasReduce bool
 }
 
 // MapOption configures ApplyMap.
@@ -70,13 +85,7 @@ type MapOption func(*mapOpts)
 // its pairs over). ApplyReduce must then be called with the same gather
 // mode and node combining, or it fails.
 func WithReduce(opts ...ReduceOption) MapOption {
-	return func(o *mapOpts) {
-		var ro redOpts
-		for _, opt := range opts {
-			opt(&ro)
-		}
-		o.reduce = &ro.o
-	}
+	return func(o *mapOpts) { o.reduce, o.hasReduce = opts, true }
 }
 
 // WithDistribution selects the work distribution (default distrib.Block).
@@ -161,35 +170,111 @@ func plan[I any](in Input[I], ranks int, o mapOpts) (*distrib.Plan, error) {
 	return nil, fmt.Errorf("mr: distribution %v is not available to ApplyMap", o.kind)
 }
 
-// check compares the input and options across ranks under Config.Check.
+// check compares the call and its input across ranks, unless
+// pgas.Config.NoCheck: its name and options,
+// and, for an input that is the same list on every rank, its length and
+// (for a Hasher) its hash. A mismatch is an error naming the ranks and the
+// call.
 func check[I any](ctx context.Context, r *pgas.Rank, what string, in Input[I], extra string) error {
-	if !r.Config().Check {
+	if r.Config().NoCheck {
 		return nil
 	}
-	sig := fmt.Sprintf("%s(len=%d %s", what, in.Len(), extra)
-	if h, ok := in.(Hasher); ok {
-		sig += fmt.Sprintf(" hash=%016x", h.Hash())
+	sig := fmt.Sprintf("%s(%s", what, extra)
+	if isLocal(in) {
+		sig += " Local"
+	} else {
+		sig += fmt.Sprintf(" len=%d", in.Len())
+		if h, ok := in.(Hasher); ok {
+			sig += fmt.Sprintf(" hash=%016x", h.Hash())
+		}
 	}
-	return r.World().CheckSame(ctx, sig+")")
+	if err := r.World().CheckSame(ctx, sig+")"); err != nil {
+		return fmt.Errorf("mr: %s: %w (the input and options must be the same on every rank; to map each rank's own data use mr.Local)", what, err)
+	}
+	return nil
 }
 
-// prepareMap applies a map call's options: it checks the input and the
-// options across ranks (under Config.Check), and returns the plan and the
-// finish function.
-func prepareMap[I, K, V any](ctx context.Context, r *pgas.Rank, what string, in Input[I], opts []MapOption) (*distrib.Plan, func(context.Context, func(K, V)) error, *reduce.Options, error) {
+// mapSetup is what a map call's options and input make of it.
+type mapSetup[K, V any] struct {
+	plan   *distrib.Plan // nil for a Local input
+	local  bool
+	base   int64 // a Local input's index of its first element in the ranks' lists as one
+	finish func(context.Context, func(K, V)) error
+	reduce *reduce.Options // the reduce the map was told of (WithReduce)
+}
+
+// prepareMap applies a map call's options, the job's (WithJobOptions)
+// first: it checks the call and the input across ranks, and returns the
+// plan (or a Local input's offset), the finish function and the reduce
+// options the map was told of.
+func prepareMap[I, K, V any](ctx context.Context, r *pgas.Rank, what string, in Input[I], opts []MapOption) (mapSetup[K, V], error) {
+	var ms mapSetup[K, V]
+	ms.local = isLocal(in)
 	var o mapOpts
+	if jo, ok := JobOptionsFrom(ctx); ok {
+		switch {
+		case jo.Map == MapArray && what == "ApplyMap":
+			return ms, fmt.Errorf("mr: ApplyMap: the job's mode says map array, but this map is element by element")
+		case jo.Map == MapElement && what == "ApplyMapArray":
+			return ms, fmt.Errorf("mr: ApplyMapArray: the job's mode says map element, but this map is array-based")
+		}
+		if !ms.local { // a Local input is mapped where it lies
+			for _, opt := range jo.MapOptions() {
+				opt(&o)
+			}
+		}
+	}
+	var given mapOpts
 	for _, opt := range opts {
 		opt(&o)
+		opt(&given)
 	}
-	if err := check(ctx, r, what, in, fmt.Sprintf("dist=%v threshold=%v", o.kind, o.threshold)); err != nil {
-		return nil, nil, nil, err
+	if ms.local && (given.kind != distrib.Block || given.plan != nil || given.weights != nil) {
+		return ms, fmt.Errorf("mr: %s: a Local input is mapped where it lies; a distribution (%v), plan or weights does not apply to it", what, given.kind)
 	}
-	p, err := plan(in, r.N(), o)
-	if err != nil {
-		return nil, nil, nil, err
+	dist := o.kind.String()
+	if o.kind == distrib.BestFit {
+		dist += fmt.Sprintf(" threshold=%v", o.threshold)
 	}
-	finish, err := finishOf[K, V](o)
-	return p, finish, o.reduce, err
+	if err := check(ctx, r, what, in, dist); err != nil {
+		return ms, err
+	}
+	var err error
+	if ms.local {
+		if what == "ApplyMap" {
+			if ms.base, err = localBase(ctx, r, in.Len()); err != nil {
+				return ms, err
+			}
+		}
+	} else if ms.plan, err = plan(in, r.N(), o); err != nil {
+		return ms, err
+	}
+	if ms.finish, err = finishOf[K, V](o); err != nil {
+		return ms, err
+	}
+	if o.hasReduce {
+		ro, err := reduceOptions(ctx, r, what+" WithReduce", o.reduce, true)
+		if err != nil {
+			return ms, err
+		}
+		ms.reduce = &ro
+	}
+	return ms, nil
+}
+
+// localBase is collective: it returns the index of this rank's first
+// element of a Local input of n elements in the ranks' lists as one (the
+// sum of the lower ranks' lengths).
+func localBase(ctx context.Context, r *pgas.Rank, n int64) (int64, error) {
+	lens := make([]int64, r.N())
+	if err := coll.Allgather(ctx, r.World(), coll.Private(lens), coll.Private([]int64{n}), 1); err != nil {
+		return 0, fmt.Errorf("mr: gathering the lengths of the ranks' Local inputs: %w", err)
+	}
+	var base int64
+	for _, l := range lens[:r.ID()] {
+		base += l
+	}
+	return base, nil
 }
 
 // beginReduce bounds the store's memory under the job's budget (Spill)
@@ -237,11 +322,11 @@ const StoreShare = 4
 // elements, chosen by the distribution, emitting into st. It returns when
 // this rank's elements are mapped (no barrier: ApplyReduce synchronises).
 func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f MapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
-	p, finish, ro, err := prepareMap[I, K, V](ctx, r, "ApplyMap", in, opts)
+	setup, err := prepareMap[I, K, V](ctx, r, "ApplyMap", in, opts)
 	if err != nil {
 		return MapStats{}, err
 	}
-	if err := beginReduce(ctx, r, st, ro); err != nil {
+	if err := beginReduce(ctx, r, st, setup.reduce); err != nil {
 		return MapStats{}, err
 	}
 	// The map's time includes the wait for a turn, as it includes the
@@ -254,11 +339,23 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 	defer release()
 	defer st.EndMap()
 	me := r.ID()
-	ms := MapStats{Plan: p.Kind(), Load: p.Load(me)}
+	var ms MapStats
+	elems := iter.Seq[int64](func(yield func(int64) bool) {
+		for i := range in.Len() {
+			if !yield(i) {
+				return
+			}
+		}
+	})
+	if p := setup.plan; p != nil {
+		ms.Plan, ms.Load, elems = p.Kind(), p.Load(me), p.Elements(me)
+	} else {
+		ms.Plan, ms.Load = distrib.Custom, float64(in.Len())
+	}
 	emitted := st.Emitted()
 	emit := st.Emitter()
 	st.BeginMap()
-	for i := range p.Elements(me) {
+	for i := range elems {
 		if ms.Elements&63 == 0 {
 			if err := ctx.Err(); err != nil {
 				return ms, fmt.Errorf("mr: map stopped at element %d: %w", i, err)
@@ -268,16 +365,16 @@ func ApplyMap[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in 
 		if err != nil {
 			return ms, fmt.Errorf("mr: reading input element %d: %w", i, err)
 		}
-		st.SetTag(i)
+		st.SetTag(setup.base + i)
 		if err := callMap(ctx, f, x, emit); err != nil {
-			return ms, &MapError{Element: i, Err: err}
+			return ms, &MapError{Element: i, Local: setup.local, Err: err}
 		}
 		if err := st.Err(); err != nil {
 			return ms, fmt.Errorf("mr: map of input element %d: %w", i, err)
 		}
 		ms.Elements++
 	}
-	if err := callFinish(ctx, finish, st); err != nil {
+	if err := callFinish(ctx, setup.finish, st); err != nil {
 		return ms, err
 	}
 	ms.Emitted = st.Emitted() - emitted
@@ -320,11 +417,11 @@ func callMap[I, K, V any](ctx context.Context, f MapFunc[I, K, V], x I, emit fun
 // it chooses, normally Share.Elements. Values are ordered by (rank, emit
 // order), which is input order when shares are contiguous in rank order.
 func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank, in Input[I], f ArrayMapFunc[I, K, V], st *reduce.Store[K, V], opts ...MapOption) (MapStats, error) {
-	p, finish, ro, err := prepareMap[I, K, V](ctx, r, "ApplyMapArray", in, opts)
+	setup, err := prepareMap[I, K, V](ctx, r, "ApplyMapArray", in, opts)
 	if err != nil {
 		return MapStats{}, err
 	}
-	if err := beginReduce(ctx, r, st, ro); err != nil {
+	if err := beginReduce(ctx, r, st, setup.reduce); err != nil {
 		return MapStats{}, err
 	}
 	// The map's time includes the wait for a turn, as it includes the
@@ -345,7 +442,7 @@ func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank
 				err = &pgas.PanicError{Value: v, Stack: debug.Stack()}
 			}
 		}()
-		return f(ctx, Share[I]{Rank: r, Input: in, Plan: p}, st.Emitter())
+		return f(ctx, Share[I]{Rank: r, Input: in, Plan: setup.plan}, st.Emitter())
 	}()
 	if err == nil {
 		err = st.Err()
@@ -353,9 +450,12 @@ func ApplyMapArray[I any, K comparable, V any](ctx context.Context, r *pgas.Rank
 	if err != nil {
 		err = &MapError{Element: -1, Err: err}
 	} else {
-		err = callFinish(ctx, finish, st)
+		err = callFinish(ctx, setup.finish, st)
 	}
-	ms := MapStats{Emitted: st.Emitted() - emitted, Time: time.Since(t0), Plan: p.Kind(), Load: p.Load(r.ID())}
+	ms := MapStats{Emitted: st.Emitted() - emitted, Time: time.Since(t0), Plan: distrib.Custom, Load: float64(in.Len())}
+	if p := setup.plan; p != nil {
+		ms.Plan, ms.Load = p.Kind(), p.Load(r.ID())
+	}
 	statsFrom(ctx).addMap(ms)
 	return ms, err
 }
@@ -365,8 +465,13 @@ type redOpts struct{ o reduce.Options }
 // ReduceOption configures ApplyReduce.
 type ReduceOption func(*redOpts)
 
-// Gather selects the gather mode (default reduce.GatherDefault, which
-// reduce.Gather.Resolve takes as reduce.GatherPartitioned).
+// Gather selects the gather mode. Without it (or with
+// reduce.GatherDefault) a reduce call gathers every pair to every rank
+// (reduce.GatherAll): each rank gets the whole result, where any rank
+// reads it. Under the job's options (WithJobOptions) the job's gather
+// mode applies, merged to its root. GatherPartitioned, which reduces each
+// key once, on the rank that owns it, is for callers that ask for a
+// partitioned result: Result.Part then says the Value is the rank's part.
 func Gather(g reduce.Gather) ReduceOption { return func(o *redOpts) { o.o.Gather = g } }
 
 // Root sets the root rank of GatherRoot and Merge (default 0).
@@ -401,7 +506,12 @@ type Result[R any] struct {
 	Value R
 	// OK is false on ranks that reduced nothing (non-roots under
 	// GatherRoot or Merge); Value is then the zero value.
-	OK     bool
+	OK bool
+	// Part is true where Value is this rank's part of the result, not the
+	// whole: under GatherPartitioned or GatherNone without Merge, which
+	// the caller asked for. The whole result is the union of every rank's
+	// part (Local maps over it where it lies).
+	Part   bool
 	Stats  reduce.Stats
 	Reduce time.Duration // time in the user's reduce function
 }
@@ -413,12 +523,12 @@ type Result[R any] struct {
 // in memory, whatever the job's memory budget; ApplyReduceStream reads
 // them as a stream instead.
 func ApplyReduce[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], f ReduceFunc[K, V, R], opts ...ReduceOption) (Result[R], error) {
-	o, err := reduceOptions(ctx, r, "ApplyReduce", opts)
+	o, err := reduceOptions(ctx, r, "ApplyReduce", opts, false)
 	if err != nil {
 		return Result[R]{}, err
 	}
 	p, ok, stats, err := shuffle.Collect(ctx, r, st, o)
-	res := Result[R]{OK: ok, Stats: stats}
+	res := Result[R]{OK: ok, Part: isPart(o), Stats: stats}
 	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
 	if err := reduceReady(ctx, ok, err); err != nil || !ok {
 		return res, err
@@ -444,12 +554,18 @@ type StreamFunc[K, V, R any] func(ctx context.Context, rd reduce.RunReader[K, V]
 // reduce holds no more than f keeps. An error reading the stream (a
 // spilled file cut short) fails the call even if f returned nil.
 func ApplyReduceStream[K comparable, V, R any](ctx context.Context, r *pgas.Rank, st *reduce.Store[K, V], f StreamFunc[K, V, R], opts ...ReduceOption) (Result[R], error) {
-	o, err := reduceOptions(ctx, r, "ApplyReduceStream", opts)
+	return reduceStream(ctx, r, "ApplyReduceStream", st, f, opts)
+}
+
+// reduceStream is ApplyReduceStream for the call what (the user's call,
+// which its errors name).
+func reduceStream[K comparable, V, R any](ctx context.Context, r *pgas.Rank, what string, st *reduce.Store[K, V], f StreamFunc[K, V, R], opts []ReduceOption) (Result[R], error) {
+	o, err := reduceOptions(ctx, r, what, opts, false)
 	if err != nil {
 		return Result[R]{}, err
 	}
 	rd, ok, stats, err := shuffle.CollectStream(ctx, r, st, o)
-	res := Result[R]{OK: ok, Stats: stats}
+	res := Result[R]{OK: ok, Part: isPart(o), Stats: stats}
 	defer func() { statsFrom(ctx).addReduce(res.Stats, res.Reduce) }()
 	if err := reduceReady(ctx, ok, err); err != nil || !ok {
 		if rd != nil {
@@ -467,20 +583,39 @@ func ApplyReduceStream[K comparable, V, R any](ctx context.Context, r *pgas.Rank
 	return res, nil
 }
 
-// reduceOptions applies a reduce call's options, checking them across
-// ranks under Config.Check.
-func reduceOptions(ctx context.Context, r *pgas.Rank, what string, opts []ReduceOption) (reduce.Options, error) {
+// reduceOptions applies a reduce call's options after the job's
+// (WithJobOptions), resolves the gather mode (GatherAll when none is
+// given), and checks the call's options across ranks (unless
+// pgas.Config.NoCheck; noCheck skips it where the caller checks them
+// with its own call), naming what, the user's call.
+func reduceOptions(ctx context.Context, r *pgas.Rank, what string, opts []ReduceOption, noCheck bool) (reduce.Options, error) {
 	var o redOpts
+	if jo, ok := JobOptionsFrom(ctx); ok {
+		for _, opt := range jo.ReduceOptions(Defaults{Gather: reduce.GatherAll}) {
+			opt(&o)
+		}
+	}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	o.o.Gather = o.o.Gather.Resolve()
-	if r.Config().Check {
-		if err := r.World().CheckSame(ctx, fmt.Sprintf("%s(%v root=%d %v merge=%v)", what, o.o.Gather, o.o.Root, o.o.Transfer, o.o.Merge)); err != nil {
-			return o.o, err
+	if o.o.Gather == reduce.GatherDefault {
+		o.o.Gather = reduce.GatherAll
+	}
+	if o.o.Root < 0 || o.o.Root >= r.N() {
+		return o.o, fmt.Errorf("mr: %s: root %d is not a rank (ranks are 0 to %d)", what, o.o.Root, r.N()-1)
+	}
+	if !r.Config().NoCheck && !noCheck {
+		if err := r.World().CheckSame(ctx, fmt.Sprintf("%s(%v root=%d %v merge=%v node=%v)", what, o.o.Gather, o.o.Root, o.o.Transfer, o.o.Merge, o.o.Node)); err != nil {
+			return o.o, fmt.Errorf("mr: %s: %w", what, err)
 		}
 	}
 	return o.o, nil
+}
+
+// isPart reports whether a reduce with options o leaves each rank a part
+// of the result.
+func isPart(o reduce.Options) bool {
+	return !o.Merge && (o.Gather == reduce.GatherPartitioned || o.Gather == reduce.GatherNone)
 }
 
 // reduceReady returns the error that stops a reduce before its function:
@@ -519,6 +654,7 @@ func callReduce[P, R any](ctx context.Context, p P, f func(context.Context, P) (
 type MapError struct {
 	Element int64
 	Finish  bool // the error is the map's finish function's (WithFinish)
+	Local   bool // Element indexes the rank's own list (Local)
 	Err     error
 }
 
@@ -528,6 +664,9 @@ func (e *MapError) Error() string {
 	}
 	if e.Element < 0 {
 		return "mr: array map: " + e.Err.Error()
+	}
+	if e.Local {
+		return fmt.Sprintf("mr: map of local input element %d: %v", e.Element, e.Err)
 	}
 	return fmt.Sprintf("mr: map of input element %d: %v", e.Element, e.Err)
 }

@@ -93,13 +93,13 @@ func BroadcastValue[T any](ctx context.Context, r *pgas.Rank, v T, root int) (T,
 		n[0] = int64(len(enc))
 	}
 	if err := coll.Broadcast(ctx, r.World(), coll.Private(n), coll.Private(n), 1, coll.Root(root)); err != nil {
-		return zero, fmt.Errorf("mr: broadcasting a value's size: %w", err)
+		return zero, fmt.Errorf("mr: BroadcastValue from root %d: %w", root, err)
 	}
 	if r.ID() != root {
 		enc = make([]byte, n[0])
 	}
 	if err := coll.Broadcast(ctx, r.World(), coll.Private(enc), coll.Private(enc), len(enc), coll.Root(root)); err != nil {
-		return zero, fmt.Errorf("mr: broadcasting a value: %w", err)
+		return zero, fmt.Errorf("mr: BroadcastValue from root %d: %w", root, err)
 	}
 	if r.ID() == root {
 		return v, nil

@@ -297,7 +297,7 @@ func (r *Rank) symFree(ctx context.Context, off int64) error {
 
 // AllAlloc is collective (upc_all_alloc): every rank calls it with the same
 // size, and every rank gets the same symmetric region of size bytes,
-// zeroed on every rank. With Config.Check, different sizes are an error
+// zeroed on every rank. Unless Config.NoCheck, different sizes are an error
 // naming the ranks.
 func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 	if size < 0 {
@@ -305,7 +305,7 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 	}
 	slot := int64(hSlots + (r.allocs%2)*slotWords*8)
 	r.allocs++
-	if r.cfg.Check {
+	if !r.cfg.NoCheck {
 		var b [8]byte
 		binary.LittleEndian.PutUint64(b[:], uint64(size))
 		if err := r.PutBytes(ctx, 0, hCheck+8*int64(r.id), b[:]); err != nil {
@@ -406,9 +406,9 @@ func slotError(op string, res [slotWords]int64, segBytes int64) error {
 }
 
 // checkSizes returns the first rank whose AllAlloc size differs from size,
-// or -1 (always -1 without Config.Check).
+// or -1 (always -1 under Config.NoCheck).
 func (r *Rank) checkSizes(size int64) int {
-	if !r.cfg.Check {
+	if r.cfg.NoCheck {
 		return -1
 	}
 	for p := range r.n {

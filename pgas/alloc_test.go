@@ -810,7 +810,7 @@ func TestAllAllocCheckMismatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := len(tt.sizes)
 			errs := make([]error, p) // each rank writes its own slot
-			runJob(t, pgas.Config{Ranks: p, Check: true, SyncTimeout: 5 * time.Second}, func(ctx context.Context, r *pgas.Rank) error {
+			runJob(t, pgas.Config{Ranks: p, SyncTimeout: 5 * time.Second}, func(ctx context.Context, r *pgas.Rank) error {
 				me := r.ID()
 				if tt.badArr {
 					_, errs[me] = pgas.AllAllocArray[int64](ctx, r, tt.sizes[me], pgas.Indefinite)

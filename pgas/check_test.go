@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -71,4 +72,33 @@ func panics(f func()) (p bool) {
 	defer func() { p = recover() != nil }()
 	f()
 	return false
+}
+
+// TestRunUnderLauncher: a process that a launcher started as one of
+// several ranks, running a Config without a Transport, would run a whole
+// in-process job in each process: Run refuses, saying what to call.
+func TestRunUnderLauncher(t *testing.T) {
+	for _, v := range []string{"PGASMR_SHM_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"} {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv(v, "2")
+			ran := false
+			err := pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
+				ran = true
+				return nil
+			})
+			if err == nil || ran || !strings.Contains(err.Error(), "launch.FromEnv") || !strings.Contains(err.Error(), v+"=2") {
+				t.Fatalf("err = %v (ran %v); want a refusal naming %s and launch.FromEnv", err, ran, v)
+			}
+			// A launcher's job of one process, and in-process ranks asked
+			// for by name, run.
+			t.Setenv(v, "1")
+			if err := pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error { return nil }); err != nil {
+				t.Fatalf("%s=1: %v", v, err)
+			}
+			t.Setenv(v, "2")
+			if err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, Transport: inproc.New()}, func(ctx context.Context, r *pgas.Rank) error { return nil }); err != nil {
+				t.Fatalf("an explicit inproc transport: %v", err)
+			}
+		})
+	}
 }

@@ -52,11 +52,17 @@ type Config struct {
 	// Transport moves data between ranks. Nil means the in-process
 	// transport (package inproc).
 	Transport transport.Transport
-	// Check turns on cross-rank argument checking of collective calls
-	// (AllAlloc sizes now; collectives in package coll): a mismatch is
-	// reported at once, naming the ranks and values, at the cost of extra
-	// synchronisation.
-	Check bool
+	// NoCheck turns off the cross-rank argument checks of collective
+	// calls, which are on by default: AllAlloc's sizes, the name and
+	// single-valued arguments of every collective of package coll (an
+	// Allreduce whose count differs between ranks, a Broadcast whose
+	// ranks name different roots), and package mr's calls and inputs. A
+	// mismatch is reported at once, naming the ranks and the values,
+	// instead of a wrong result or a hang. The check costs a team barrier
+	// and one small get per call where the call has no entry barrier of
+	// its own; NoCheck is for programs that have shown their calls
+	// agree and make many small collective calls.
+	NoCheck bool
 	// SyncTimeout bounds every wait for other ranks (barrier, lock, Wait).
 	// Zero or a negative value means no bound, the default: a rank may
 	// wait as long as the others work (a root reducing a large result

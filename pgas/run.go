@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,29 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack)
 }
 
+// launcherVars are the environment variables that give the number of
+// processes a launcher started as the ranks of one job: mrrun exec and
+// shm.Launch, OpenMPI's mpirun, MPICH's Hydra, Slurm's srun.
+var launcherVars = []struct{ name, launcher string }{
+	{"PGASMR_SHM_SIZE", "mrrun exec"},
+	{"OMPI_COMM_WORLD_SIZE", "mpirun"},
+	{"PMI_SIZE", "mpiexec"},
+	{"SLURM_STEP_NUM_TASKS", "srun"},
+}
+
+// notLaunched returns an error if a launcher started this process as one
+// of several ranks of a job: a Config without a Transport would then run
+// a whole in-process job in every one of the launcher's processes, each
+// printing its own copy of the result.
+func notLaunched() error {
+	for _, v := range launcherVars {
+		if n, err := strconv.Atoi(os.Getenv(v.name)); err == nil && n > 1 {
+			return fmt.Errorf("pgas: this process is one of %d that %s started (%s=%d), but Config.Transport is nil: call launch.FromEnv(cfg) before pgas.Run to run this process's rank of the launcher's job (mr/job.Run does), or set Config.Transport to inproc.New() to run in-process ranks in every process on purpose", n, v.launcher, v.name, n)
+		}
+	}
+	return nil
+}
+
 // Run runs fn as every rank of a job that this process hosts: all of the
 // ranks on the in-process transport, the one rank a launcher started this
 // process for on a process transport. Each rank calls fn with its own
@@ -53,6 +77,11 @@ func (e *PanicError) Error() string {
 // 3: ..."). Errors that only report another rank's failure are not repeated.
 // Run waits for the ranks it hosts to return; after a failure it waits at
 // most Config.ShutdownTimeout and then reports the ranks that did not stop.
+//
+// A Config without a Transport runs in-process ranks; in a process that a
+// launcher started as one of several (mrrun exec, mpirun, mpiexec, srun)
+// that is an error saying to call launch.FromEnv, which joins the
+// launcher's job.
 func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) error) error {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -64,6 +93,9 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 
 	tr := cfg.Transport
 	if tr == nil {
+		if err := notLaunched(); err != nil {
+			return err
+		}
 		tr = inproc.New()
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -16,8 +16,8 @@ const (
 	tcGen        = 8   // barrier generation (leader)
 	tcSlots      = 16  // 2 allocation result slots of 4 words (every member)
 	tcSig        = 80  // 2 signature slots of sigBytes (every member)
-	sigBytes     = 64  // 8-byte hash + 56 bytes of text
-	teamCtlBytes = 256 // >= tcSig + 2*sigBytes, a multiple of 64
+	sigBytes     = 152 // 8-byte hash + 144 bytes of text
+	teamCtlBytes = 384 // >= tcSig + 2*sigBytes, a multiple of 64
 )
 
 // Team is an ordered subset of the job's ranks that synchronises, allocates
@@ -293,7 +293,7 @@ func (t *Team) AllLockAlloc(ctx context.Context) (*Lock, error) {
 // of the call it is making (name and single-valued arguments); if a
 // member's differs from the leader's, that member gets an error naming
 // both. It costs one team barrier and one small get. Package coll calls it
-// when Config.Check is set.
+// unless Config.NoCheck is set.
 func (t *Team) CheckSame(ctx context.Context, what string) error {
 	r := t.r
 	slot := t.ctl + tcSig + (t.sigs%2)*sigBytes
@@ -316,6 +316,8 @@ func (t *Team) CheckSame(ctx context.Context, what string) error {
 		text := lead[8:]
 		if i := slices.Index(text, 0); i >= 0 {
 			text = text[:i]
+		} else {
+			text = append(slices.Clip(text), "..."...)
 		}
 		return fmt.Errorf("pgas: collective mismatch in %s team: rank %d called %s, rank %d (the leader) called %s",
 			t.lineage, r.id, what, t.members[0], text)

@@ -45,6 +45,7 @@ type jobSpec struct {
 	turns        int              // pgas.Config.Turns
 	link         *wrap.NodeLink   // --link: the emulated network between inproc's logical nodes
 	baseline     string           // "", "seq" or "goroutines"
+	noCheck      bool             // pgas.Config.NoCheck (--no-check)
 	opts         jobOpts
 	// rankHook, if not nil, runs on every rank before its job (see
 	// stallHook).
@@ -112,7 +113,7 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		return nil, usagef("unknown baseline %q (want seq, goroutines or mrmpi)", spec.baseline)
 	}
 	cfg := pgas.Config{Ranks: spec.ranks, RanksPerNode: spec.ranksPerNode, SegmentBytes: spec.segmentBytes,
-		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir, Turns: spec.turns, Cache: spec.cache}
+		MemoryBytes: spec.memoryBytes, TmpDir: spec.tmpDir, Turns: spec.turns, Cache: spec.cache, NoCheck: spec.noCheck}
 	// A job that does not answer an interrupt in time is left running
 	// when mrrun exits (runWithDeadline): its spill files go first.
 	defer atForcedExit(ctx, func() { reduce.RemoveSpills(spec.tmpDir) })()
@@ -243,6 +244,7 @@ type runFlags struct {
 	cpuprofile, memprofile         string
 	threshold                      float64
 	noCollectives, stats, quiet    bool
+	noCheck                        bool
 	compress                       bool
 	stopGrace                      time.Duration
 	progress, version, skipUnread  bool
@@ -266,6 +268,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.gather, "gather", "", "all, root, none or partitioned (default: partitioned for wordcount and spamcount, root for histogram and linreg)")
 	fs.IntVar(&f.root, "root", 0, "the rank that gets the result")
 	fs.BoolVar(&f.noCollectives, "no-collectives", false, "move pairs element by element instead of with collectives")
+	fs.BoolVar(&f.noCheck, "no-check", false, "skip the cross-rank checks of collective calls and inputs (on by default: a mismatch is an error naming the ranks); for measuring what they cost")
 	fs.StringVar(&f.nodeCombine, "node-combine", "auto", "combine the pairs of the ranks of a node in one node-level table before they move: auto (where the transport maps every segment: inproc, shm), on or off")
 	fs.IntVar(&f.nodeBudget, "node-budget", 0, "with node combining, the pairs the ranks of a node hold in their own tables while they map, together (0: 262144; negative: no bound, memory grows with ranks x keys)")
 	fs.StringVar(&f.baseline, "baseline", "", "run a built-in baseline instead of pgasmr: seq, goroutines, or mrmpi (MapReduce-MPI under mpirun, built with -tags mpi,mrmpi); same output")
@@ -297,7 +300,7 @@ Flags:
 // spec checks the flags against the app and builds the job.
 func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, error) {
 	s := jobSpec{app: a, inputs: inputs, transport: f.transport, ranks: f.np, ranksPerNode: f.ranksPerNode, baseline: f.baseline,
-		rankHook: stallHook()}
+		noCheck: f.noCheck, rankHook: stallHook()}
 	for name := range appFlags {
 		if fs.Changed(name) && !a.hasFlag(name) {
 			return s, usagef("--%s does not apply to %s (%s)", name, a.name, appFlags[name])

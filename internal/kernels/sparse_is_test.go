@@ -115,7 +115,7 @@ func TestSparseMM(t *testing.T) {
 				name := fmt.Sprintf("%s/%dx%dx%d/extended=%v", cfgName(cfg), tc.m, tc.k, tc.n, ext)
 				t.Run(name, func(t *testing.T) {
 					cfg := cfg
-					cfg.Check = ext // cross-rank argument checks of the collectives
+					cfg.NoCheck = !ext // cross-rank argument checks of the collectives
 					err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
 						var ms *CSR
 						var mb []float64
@@ -241,7 +241,7 @@ func TestIntSort(t *testing.T) {
 			for _, ext := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%+v/extended=%v", cfgName(cfg), p, ext), func(t *testing.T) {
 					cfg := cfg
-					cfg.Check = ext
+					cfg.NoCheck = !ext
 					err := pgas.Run(context.Background(), cfg, func(ctx context.Context, r *pgas.Rank) error {
 						keys := p.RankKeys(r.ID(), r.N())
 						orig := slices.Clone(keys)

@@ -26,13 +26,16 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 
 	"github.com/pgasmr/pgasmr/internal/memlimit"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/coll"
 	"github.com/pgasmr/pgasmr/pgas/launch"
 )
 
@@ -47,8 +50,9 @@ type Options struct {
 	// if the two are set and differ.
 	Root int
 	// Mode is the job's MapReduce options, as mrrun's --mode gives them
-	// (mr.ParseOptions; -mode of Flags): for the job's body to pass on
-	// with its MapOptions and ReduceOptions.
+	// (mr.ParseOptions; -mode of Flags). Run attaches them to the context
+	// the body gets (mr.WithJobOptions), so that they take effect in every
+	// map and reduce call of the body without further code.
 	Mode mr.Options
 	// Config is the rest of the job's configuration (its Ranks and
 	// Transport are set by Run).
@@ -110,15 +114,37 @@ func run[R any](ctx context.Context, o Options, body func(ctx context.Context, r
 	if root < 0 || root >= cfg.Ranks {
 		return res, false, fmt.Errorf("job: root %d is not a rank (ranks are 0 to %d)", root, cfg.Ranks-1)
 	}
+	if err := o.Mode.Validate(mr.Defaults{ArrayMap: true}); err != nil {
+		return res, false, fmt.Errorf("job: mode %v: %w", o.Mode, err)
+	}
+	ctx = mr.WithJobOptions(ctx, o.Mode)
 	var mu sync.Mutex
 	err = pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 		v, err := body(ctx, r)
-		if err == nil && r.ID() == root {
+		if err != nil {
+			return err
+		}
+		// The root's result is empty while another rank's is not: the
+		// body put its result on another rank (a TopK or GatherValues
+		// to a root of its own, a partitioned reduce read on one rank).
+		// Returning the root's would be a wrong answer.
+		if r.ID() == root && isZero(v) && r.N() > 1 {
+			if other, err := nonEmptyRank(ctx, r, false); err != nil {
+				return err
+			} else if other >= 0 {
+				return fmt.Errorf("job: the root, rank %d, returned an empty result while rank %d returned one: the body must leave its whole result on the root (mr.JobOptionsFrom(ctx) gives the job's Root; a reduce without a Gather option gives every rank the whole result)", root, other)
+			}
+		} else if r.N() > 1 {
+			if _, err := nonEmptyRank(ctx, r, !isZero(v)); err != nil {
+				return err
+			}
+		}
+		if r.ID() == root {
 			mu.Lock()
 			res, ok = v, true
 			mu.Unlock()
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		var zero R
@@ -128,4 +154,31 @@ func run[R any](ctx context.Context, o Options, body func(ctx context.Context, r
 		return zero, false, err
 	}
 	return res, ok, nil
+}
+
+// nonEmptyRank is collective: each rank says whether its result is not
+// empty, and every rank gets the lowest rank whose result is not, or -1.
+func nonEmptyRank(ctx context.Context, r *pgas.Rank, nonEmpty bool) (int, error) {
+	flags := make([]int64, r.N())
+	mine := []int64{0}
+	if nonEmpty {
+		mine[0] = 1
+	}
+	if err := coll.Allgather(ctx, r.World(), coll.Private(flags), coll.Private(mine), 1); err != nil {
+		return -1, fmt.Errorf("job: comparing the ranks' results: %w", err)
+	}
+	return slices.Index(flags, 1), nil
+}
+
+// isZero reports whether v is empty: its type's zero value, or a slice,
+// map or string of length 0.
+func isZero(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch {
+	case !rv.IsValid():
+		return true
+	case rv.Kind() == reflect.Slice || rv.Kind() == reflect.Map || rv.Kind() == reflect.String:
+		return rv.Len() == 0
+	}
+	return rv.IsZero()
 }

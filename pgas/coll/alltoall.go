@@ -15,7 +15,7 @@ import (
 // offset 0; so it is ExchangeV with nil displacements, whose count matrix
 // has this member's sendCounts as its row and its recvCounts as its
 // column. sendCounts[j] of member i must equal recvCounts[i] of member j.
-// The counts are per member, not single-valued: Config.Check compares
+// The counts are per member, not single-valued: the call check compares
 // only the call (its name and options).
 //
 // Both buffers must be private. On the world team of a transport with a

@@ -21,10 +21,10 @@ import (
 var suiteConfigs = []pgas.Config{
 	{Ranks: 1},
 	{Ranks: 2},
-	{Ranks: 3, RanksPerNode: 2, Check: true},
-	{Ranks: 5, RanksPerNode: 2},
-	{Ranks: 5, RanksPerNode: 3, FragmentBytes: 40, Check: true},
-	{Ranks: 8, RanksPerNode: 3, Check: true},
+	{Ranks: 3, RanksPerNode: 2},
+	{Ranks: 5, RanksPerNode: 2, NoCheck: true},
+	{Ranks: 5, RanksPerNode: 3, FragmentBytes: 40},
+	{Ranks: 8, RanksPerNode: 3},
 }
 
 func suiteName(c pgas.Config) string {
@@ -32,8 +32,8 @@ func suiteName(c pgas.Config) string {
 	if c.RanksPerNode > 0 {
 		s += fmt.Sprintf(",per-node=%d", c.RanksPerNode)
 	}
-	if c.Check {
-		s += ",check"
+	if c.NoCheck {
+		s += ",nocheck"
 	}
 	if c.FragmentBytes > 0 {
 		s += fmt.Sprintf(",fragment=%d", c.FragmentBytes)

@@ -84,10 +84,11 @@
 // Every member calls the same collectives in the same order with the same
 // single-valued arguments (counts, displacements, options, root; only
 // AlltoallV's counts are each member's own). A mismatch that makes members
-// wait for each other hangs, or ends in an error after
-// pgas.Config.SyncTimeout if the job sets one; with
-// pgas.Config.Check each call first compares its name and arguments across
-// the team and the member that differs gets an error naming both calls.
+// wait for each other would hang, so each call first compares its name
+// and arguments across the team, and the member that differs gets an
+// error naming both calls; under pgas.Config.NoCheck, which turns that
+// off, such a mismatch hangs or ends in an error after
+// pgas.Config.SyncTimeout if the job sets one.
 // Arguments that are wrong on their face (a negative count, a
 // non-permutation, a chunk outside its array or private slice) panic with a
 // message saying what is wrong.

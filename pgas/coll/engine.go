@@ -245,16 +245,16 @@ func (c *call[T]) nativeArgs() (sc, sd, rc, rd []int, send, recv []byte) {
 // argument check still runs, but no entry barrier, since only private
 // buffers are involved and the native call synchronises itself.
 func (c *call[T]) beginNative(ctx context.Context, sig func() string) error {
-	if c.r.Config().Check {
+	if !c.r.Config().NoCheck {
 		return c.t.CheckSame(ctx, fmt.Sprintf("%s(%s %s)", c.name, sig(), c.o))
 	}
 	return nil
 }
 
-// begin checks arguments across members (Config.Check) and synchronises
+// begin checks arguments across members (unless Config.NoCheck) and synchronises
 // on entry. sig describes the single-valued arguments.
 func (c *call[T]) begin(ctx context.Context, sig func() string) error {
-	if c.r.Config().Check {
+	if !c.r.Config().NoCheck {
 		// CheckSame's team barrier is also the entry synchronisation.
 		return c.wrap(c.t.CheckSame(ctx, fmt.Sprintf("%s(%s %s)", c.name, sig(), c.o)))
 	}

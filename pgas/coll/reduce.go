@@ -741,7 +741,7 @@ func redSpanChunks(spans []Span) []Chunk {
 	return cs
 }
 
-// redChunkSig describes chunked arguments for Config.Check: single-valued for
+// redChunkSig describes chunked arguments for the call check: single-valued for
 // a shared source, per-member (left out) for a private one.
 func redChunkSig[X any](private bool, xs []X) string {
 	if private {

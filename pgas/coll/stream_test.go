@@ -40,7 +40,7 @@ func TestStreamingStaging(t *testing.T) {
 				name += ",nearly-full"
 			}
 			t.Run(name, func(t *testing.T) {
-				cfg := pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: streamSegment, FragmentBytes: 4096, Check: n == 3}
+				cfg := pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: streamSegment, FragmentBytes: 4096, NoCheck: n != 3}
 				if err := pgas.Run(t.Context(), cfg, func(ctx context.Context, r *pgas.Rank) error {
 					if fill > 0 {
 						if _, err := r.AllAlloc(ctx, fill); err != nil {

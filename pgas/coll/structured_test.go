@@ -430,7 +430,7 @@ func TestStructured(t *testing.T) {
 	for ranks := 1; ranks <= 9; ranks++ {
 		for _, sh := range sShapes {
 			t.Run(fmt.Sprintf("ranks=%d/%s", ranks, sh.name), func(t *testing.T) {
-				cfg := pgas.Config{Ranks: ranks, RanksPerNode: 3, SyncTimeout: time.Minute, Check: ranks%4 == 3}
+				cfg := pgas.Config{Ranks: ranks, RanksPerNode: 3, SyncTimeout: time.Minute, NoCheck: ranks%4 != 3}
 				sJob(t, cfg, sh, false)
 			})
 		}
@@ -523,7 +523,7 @@ func TestAlltoallV(t *testing.T) {
 	for ranks := 1; ranks <= 9; ranks++ {
 		for _, split := range []bool{false, true} {
 			cases = append(cases, tc{fmt.Sprintf("ranks=%d/split=%v", ranks, split),
-				pgas.Config{Ranks: ranks, Check: ranks%3 == 2}, split, false, nil})
+				pgas.Config{Ranks: ranks, NoCheck: ranks%3 != 2}, split, false, nil})
 		}
 	}
 	for _, ranks := range []int{2, 3, 5, 8} {
@@ -613,7 +613,7 @@ func TestAlltoallV(t *testing.T) {
 					da, dx := sDelta(a, b, tm.IsWorld()), sAdd(sDelta(b, z, tm.IsWorld()), sDelta(z, zz, tm.IsWorld()))
 					da.Fences, dx.Fences = 0, 0
 					da.Ops[wrap.OpFence], dx.Ops[wrap.OpFence] = 0, 0
-					if !c.cfg.Check && !reflect.DeepEqual(da, dx) { // Check adds a CheckSame per call
+					if c.cfg.NoCheck && !reflect.DeepEqual(da, dx) { // Check adds a CheckSame per call
 						return fmt.Errorf("round %d: rank %d traffic\nAlltoallV             %+v\nExchangeV + Exchange  %+v", round, me, da, dx)
 					}
 				}

@@ -14,7 +14,7 @@ import (
 // Counts are in elements of T and displacements are element offsets.
 // Counts and displacement slices are ordinary private slices that every
 // member passes with the same values: UPC's _v_privparam form, with no
-// hidden remote reads (Config.Check compares them across members). Unless
+// hidden remote reads (compared across members unless Config.NoCheck). Unless
 // a function says otherwise they have one entry per chunk slot: slot m is
 // team id m, or global rank m with AllThr (then entries of non-member
 // slots are ignored, but must still be valid).

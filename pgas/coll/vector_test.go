@@ -29,13 +29,13 @@ func TestVector(t *testing.T) {
 		{Ranks: 1},
 		{Ranks: 2},
 		{Ranks: 3, RanksPerNode: 2},
-		{Ranks: 5, Check: true},
-		{Ranks: 8, RanksPerNode: 2, Check: true},
+		{Ranks: 5, NoCheck: true},
+		{Ranks: 8, RanksPerNode: 2},
 	}
 	for _, cfg := range cfgs {
 		cfg.SyncTimeout = time.Minute
 		for _, c := range checks {
-			t.Run(fmt.Sprintf("ranks=%d,perNode=%d,check=%v/%s", cfg.Ranks, cfg.RanksPerNode, cfg.Check, c.Name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("ranks=%d,perNode=%d,nocheck=%v/%s", cfg.Ranks, cfg.RanksPerNode, cfg.NoCheck, c.Name), func(t *testing.T) {
 				if cfg.Ranks < c.MinRanks {
 					t.Skipf("needs %d ranks", c.MinRanks)
 				}

@@ -36,7 +36,7 @@ func TestCollectNode(t *testing.T) {
 						continue
 					}
 					o := reduce.Options{Gather: g.g, Transfer: tr, Merge: g.merge, Root: n / 2, Node: reduce.NodeOn}
-					cfg := pgas.Config{Ranks: n, RanksPerNode: rpn, SegmentBytes: 1 << 20, Check: true}
+					cfg := pgas.Config{Ranks: n, RanksPerNode: rpn, SegmentBytes: 1 << 20}
 					t.Run(fmt.Sprintf("n=%d/per-node=%d/%v/merge=%v/%v", n, rpn, g.g, g.merge, tr), func(t *testing.T) {
 						rs := runCollectCfg(t, sc, cfg, o)
 						for i, c := range sc {
@@ -85,7 +85,7 @@ func TestCollectNodeOverflow(t *testing.T) {
 		for _, n := range []int{2, 3, 5} {
 			for _, g := range []reduce.Gather{reduce.GatherPartitioned, reduce.GatherAll, reduce.GatherRoot} {
 				o := reduce.Options{Gather: g, Root: n - 1, Node: reduce.NodeOn}
-				cfg := pgas.Config{Ranks: n, SegmentBytes: 1 << 20, Check: true}
+				cfg := pgas.Config{Ranks: n, SegmentBytes: 1 << 20}
 				if access == "one-sided" {
 					cfg.Transport = wrap.NewCounting(inproc.New())
 				}

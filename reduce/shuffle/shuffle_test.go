@@ -147,7 +147,7 @@ func runCollect[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o re
 // runCollectSeg is runCollect with segments of seg bytes.
 func runCollectSeg[K cmp.Ordered](t *testing.T, cases []collectCase[K], n int, o reduce.Options, seg int64) [][]rankResult[K] {
 	t.Helper()
-	return runCollectCfg(t, cases, pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: seg, Check: true}, o)
+	return runCollectCfg(t, cases, pgas.Config{Ranks: n, RanksPerNode: 2, SegmentBytes: seg}, o)
 }
 
 // runCollectCfg is runCollect in a job configured by cfg.
