@@ -19,18 +19,43 @@
 //		}, st, mr.WithDistribution(distrib.Cyclic)); err != nil {
 //			return err
 //		}
-//		res, err := mr.ApplyReduce(ctx, r, st, func(ctx context.Context, p *reduce.Pairs[string, int64]) (int, error) {
-//			return p.Len(), nil // distinct words this rank reduced
-//		}, mr.Gather(reduce.GatherAll))
+//		counts, err := mr.Collect(ctx, r, st) // every word with its count, on every rank
 //		...
 //	})
 //
 // # Calls and rules
 //
-// ApplyMap, ApplyMapArray and ApplyReduce are collective: every rank calls
-// them, with the same input list (the same Len and elements) and options.
-// With pgas.Config.Check, ApplyMap compares the list's length and (for
-// inputs that can hash themselves) a hash across ranks.
+// ApplyMap, ApplyMapArray and the reduce calls are collective: every rank
+// calls them, with the same options, and with the same input list unless
+// the input is Local. Each call compares its options and its input (the
+// length and a hash of up to 4096 sampled elements) across the ranks, and
+// a mismatch is an error naming the ranks and the call, not a wrong
+// result; pgas.Config.NoCheck turns the checks off.
+//
+// Where the data lies: an input made by Slice (or WeightedSlice, Files,
+// AllFiles) is one list that every rank holds, and the ranks share its
+// elements out by the distribution; an input made by Local is each rank's
+// own list, mapped where it lies (an SPMD program's own data, or a
+// partitioned result from the stage before).
+//
+// Where the result lies: a reduce call without a Gather option gives every
+// rank the whole result, so that any rank reads it and a next stage maps it
+// with Slice. Gather(reduce.GatherRoot) reduces on the root only (Root);
+// Gather(reduce.GatherPartitioned) reduces each key once on the rank that
+// owns it and leaves each rank its part (Result.Part), which a next stage
+// maps with Local and TopK or Sort combine. Stages chain:
+//
+//	words, err := mr.Collect(ctx, r, st1)  // whole, on every rank
+//	_, err = mr.ApplyMap(ctx, r, mr.Slice(words.Value), byCount, st2)
+//
+//	part, err := mr.Collect(ctx, r, st1, mr.Gather(reduce.GatherPartitioned))
+//	_, err = mr.ApplyMap(ctx, r, mr.Local(part.Value), byCount, st2)
+//
+// A store that combines its values (reduce.Sum, Min, Max, Func) is read
+// with Collect, one value per key, and dense integer keys as a slice with
+// Dense; a store that keeps every value (reduce.KeepAll) with ReduceKeys,
+// a key's values in input order; ApplyReduce and ApplyReduceStream give
+// the reduce function every pair of the rank at once.
 //
 // Element-by-element maps (ApplyMap) get one element at a time; the
 // framework distributes elements with distrib (block, cyclic, balanced,
@@ -56,6 +81,9 @@
 // the rank and the input element.
 //
 // # Job options
+//
+// A job run by mr/job.Run gets its options (-mode) through the context
+// (WithJobOptions): every map and reduce call applies them before its own.
 //
 // Options holds the settings every job has, whatever its functions: the
 // map mode, the distribution, the gather mode, the root and the transfer.

@@ -39,7 +39,7 @@ func ExampleFiles() {
 		}
 	}
 	err = pgas.Run(context.Background(), pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
-		in, err := mr.Files(ctx, 0, dir)
+		in, _, err := mr.Files(ctx, mr.FileOptions{}, dir)
 		if err != nil {
 			return err
 		}

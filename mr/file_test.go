@@ -91,19 +91,19 @@ func TestStatRegular(t *testing.T) {
 		}
 	}
 
-	// FileSplits refuses a FIFO without opening it, naming it.
+	// Files refuses a FIFO without opening it, naming it.
 	done := make(chan error, 1)
 	go func() {
-		_, err := mr.FileSplits([]string{file, fifo}, 4)
+		_, err := fileSplits([]string{file, fifo}, 4)
 		done <- err
 	}()
 	select {
 	case err := <-done:
-		want := "mr: input file: " + fifo + ": a named pipe (FIFO), not a regular file"
+		want := "mr: " + fifo + ": a named pipe (FIFO), not a regular file"
 		if err == nil || err.Error() != want || !errors.Is(err, mr.ErrNotRegular) {
-			t.Errorf("FileSplits with a FIFO = %v; want %q", err, want)
+			t.Errorf("Files with a FIFO = %v; want %q", err, want)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("FileSplits with a FIFO still blocked after 5 s")
+		t.Fatal("Files with a FIFO still blocked after 5 s")
 	}
 }

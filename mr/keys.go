@@ -119,12 +119,9 @@ func TopK[T any](ctx context.Context, r *pgas.Rank, local []T, k int, cmp func(a
 	if k < 0 {
 		return nil, fmt.Errorf("mr: TopK: k = %d, want >= 0", k)
 	}
-	same, err := Replicated(ctx, r, local)
+	local, err := once(ctx, r, local)
 	if err != nil {
 		return nil, err
-	}
-	if same && r.ID() != 0 {
-		local = nil
 	}
 	parts, err := GatherValues(ctx, r, firstK(local, k, cmp), root)
 	if err != nil || parts == nil {

@@ -589,10 +589,18 @@ func reduceStream[K comparable, V, R any](ctx context.Context, r *pgas.Rank, wha
 // pgas.Config.NoCheck; noCheck skips it where the caller checks them
 // with its own call), naming what, the user's call.
 func reduceOptions(ctx context.Context, r *pgas.Rank, what string, opts []ReduceOption, noCheck bool) (reduce.Options, error) {
-	var o redOpts
+	var o, given redOpts
+	for _, opt := range opts {
+		opt(&given)
+	}
 	if jo, ok := JobOptionsFrom(ctx); ok {
 		for _, opt := range jo.ReduceOptions(Defaults{Gather: reduce.GatherAll}) {
 			opt(&o)
+		}
+		// The job's merge to its root goes with the job's gather mode:
+		// a call that asks for its own gets it as asked.
+		if given.o.Gather != reduce.GatherDefault {
+			o.o.Merge = false
 		}
 	}
 	for _, opt := range opts {

@@ -43,6 +43,15 @@ func writeFiles(t *testing.T, sizes ...int) ([]string, [][]byte) {
 	return paths, data
 }
 
+// fileSplits cuts the files into splits of size bytes with mr.Files.
+func fileSplits(paths []string, size int64) (mr.Input[mr.Split], error) {
+	in, skips, err := mr.Files(context.Background(), mr.FileOptions{SplitBytes: size}, paths...)
+	if err == nil && skips != nil {
+		return nil, fmt.Errorf("skips %v without SkipUnreadable", skips)
+	}
+	return in, err
+}
+
 func allSplits(t *testing.T, in mr.Input[mr.Split]) []mr.Split {
 	t.Helper()
 	out := make([]mr.Split, in.Len())
@@ -61,7 +70,7 @@ func TestFileSplitsBoundaries(t *testing.T) {
 	paths, data := writeFiles(t, sizes...)
 	for _, size := range []int64{1, 7, 100, 4096, 1 << 20} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			in, err := mr.FileSplits(paths, size)
+			in, err := fileSplits(paths, size)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,10 +91,10 @@ func TestFileSplitsBoundaries(t *testing.T) {
 			}
 			w, ok := in.(mr.Weighter)
 			if !ok {
-				t.Fatal("FileSplits is not a Weighter")
+				t.Fatal("Files is not a Weighter")
 			}
 			if _, ok := in.(mr.Hasher); !ok {
-				t.Fatal("FileSplits is not a Hasher")
+				t.Fatal("Files is not a Hasher")
 			}
 			// Reassemble every file from its splits with Read and Open.
 			var buf []byte
@@ -141,31 +150,42 @@ func slicesIndex(xs []string, x string) int {
 func TestFileSplitsEdgeCases(t *testing.T) {
 	paths, data := writeFiles(t, 10, 0)
 	t.Run("no files", func(t *testing.T) {
-		in, err := mr.FileSplits(nil, 10)
+		in, err := fileSplits(nil, 10)
 		if err != nil || in.Len() != 0 {
-			t.Fatalf("FileSplits(nil): %v, %v", in, err)
+			t.Fatalf("Files(nil): %v, %v", in, err)
 		}
 	})
-	t.Run("bad size", func(t *testing.T) {
-		for _, size := range []int64{0, -1} {
-			if _, err := mr.FileSplits(paths, size); err == nil || !strings.Contains(err.Error(), fmt.Sprint(size)) {
-				t.Errorf("FileSplits with size %d: %v", size, err)
+	t.Run("negative size", func(t *testing.T) {
+		for _, size := range []int64{-1, -4096} {
+			if _, err := fileSplits(paths, size); err == nil || !strings.Contains(err.Error(), fmt.Sprint(size)) {
+				t.Errorf("Files with split size %d: %v; want an error naming %d", size, err, size)
 			}
 		}
 	})
-	t.Run("order as given, duplicates kept", func(t *testing.T) {
-		in, err := mr.FileSplits([]string{paths[1], paths[0], paths[1]}, 4)
+	t.Run("size 0 is whole files", func(t *testing.T) {
+		in, err := fileSplits(paths, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := fmt.Sprint(allSplits(t, in))
-		want := fmt.Sprint([]mr.Split{{paths[1], 0, 0}, {paths[0], 0, 4}, {paths[0], 4, 4}, {paths[0], 8, 2}, {paths[1], 0, 0}})
+		want := fmt.Sprint([]mr.Split{{Path: paths[0], Len: 10}, {Path: paths[1]}})
+		if got != want {
+			t.Fatalf("Files(SplitBytes 0) = %s; want %s", got, want)
+		}
+	})
+	t.Run("order as given, duplicates kept", func(t *testing.T) {
+		in, err := fileSplits([]string{paths[1], paths[0], paths[1]}, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(allSplits(t, in))
+		want := fmt.Sprint([]mr.Split{{Path: paths[1]}, {Path: paths[0], Len: 4}, {Path: paths[0], Off: 4, Len: 4}, {Path: paths[0], Off: 8, Len: 2}, {Path: paths[1]}})
 		if got != want {
 			t.Fatalf("got %s\nwant %s", got, want)
 		}
 	})
 	t.Run("At out of range", func(t *testing.T) {
-		in, _ := mr.FileSplits(paths, 4)
+		in, _ := fileSplits(paths, 4)
 		for _, i := range []int64{-1, in.Len()} {
 			if _, err := in.At(context.Background(), i); err == nil {
 				t.Errorf("At(%d) of %d succeeded", i, in.Len())
@@ -207,15 +227,9 @@ func TestFileSplitsErrorsNamePath(t *testing.T) {
 	dir := filepath.Dir(paths[0])
 	missing := filepath.Join(dir, "no-such-file.txt")
 	t.Run("missing", func(t *testing.T) {
-		_, err := mr.FileSplits([]string{paths[0], missing, paths[1]}, 4)
+		_, err := fileSplits([]string{paths[0], missing, paths[1]}, 4)
 		if err == nil || !strings.Contains(err.Error(), missing) || !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("FileSplits with a missing file: %v", err)
-		}
-	})
-	t.Run("directory", func(t *testing.T) {
-		_, err := mr.FileSplits([]string{paths[0], dir}, 4)
-		if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "not a regular file") {
-			t.Fatalf("FileSplits with a directory: %v", err)
+			t.Fatalf("Files with a missing file: %v", err)
 		}
 	})
 	t.Run("unreadable", func(t *testing.T) {
@@ -226,9 +240,9 @@ func TestFileSplitsErrorsNamePath(t *testing.T) {
 		if err := os.WriteFile(p, []byte("x"), 0); err != nil {
 			t.Fatal(err)
 		}
-		_, err := mr.FileSplits([]string{p}, 4)
+		_, err := fileSplits([]string{p}, 4)
 		if err == nil || !strings.Contains(err.Error(), p) || !errors.Is(err, fs.ErrPermission) {
-			t.Fatalf("FileSplits with an unreadable file: %v", err)
+			t.Fatalf("Files with an unreadable file: %v", err)
 		}
 	})
 	t.Run("read after the file shrank", func(t *testing.T) {
@@ -236,7 +250,7 @@ func TestFileSplitsErrorsNamePath(t *testing.T) {
 		if err := os.WriteFile(p, make([]byte, 100), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		in, err := mr.FileSplits([]string{p}, 40)
+		in, err := fileSplits([]string{p}, 40)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +280,7 @@ func TestFileSplitsErrorsNamePath(t *testing.T) {
 		}
 	})
 	t.Run("negative range", func(t *testing.T) {
-		for _, s := range []mr.Split{{paths[0], -1, 2}, {paths[0], 0, -2}} {
+		for _, s := range []mr.Split{{Path: paths[0], Off: -1, Len: 2}, {Path: paths[0], Len: -2}} {
 			if _, err := s.Read(nil); err == nil || !strings.Contains(err.Error(), paths[0]) {
 				t.Errorf("Read of %v: %v", s, err)
 			}
@@ -280,7 +294,7 @@ func TestFileSplitsErrorsNamePath(t *testing.T) {
 func TestFileSplitsHash(t *testing.T) {
 	paths, _ := writeFiles(t, 10, 30)
 	hash := func(ps []string, size int64) uint64 {
-		in, err := mr.FileSplits(ps, size)
+		in, err := fileSplits(ps, size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,6 +308,13 @@ func TestFileSplitsHash(t *testing.T) {
 		"size":  hash(paths, 9),
 		"order": hash([]string{paths[1], paths[0]}, 8),
 		"files": hash(paths[:1], 8),
+		"header": func() uint64 {
+			in, _, err := mr.Files(context.Background(), mr.FileOptions{SplitBytes: 8, Header: true}, paths...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return in.(mr.Hasher).Hash()
+		}(),
 	} {
 		if other == h {
 			t.Errorf("hash does not depend on the %s", name)
@@ -319,7 +340,7 @@ func TestApplyMapFileSplits(t *testing.T) {
 	}
 	slices.Sort(wantLines)
 	want := strings.Join(wantLines, "")
-	in, err := mr.FileSplits(paths, 512)
+	in, err := fileSplits(paths, 512)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +350,7 @@ func TestApplyMapFileSplits(t *testing.T) {
 				var mu sync.Mutex
 				outs := make([]string, ranks)
 				var elements int64
-				err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, SegmentBytes: 1 << 20, Check: true}, func(ctx context.Context, r *pgas.Rank) error {
+				err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks, SegmentBytes: 1 << 20}, func(ctx context.Context, r *pgas.Rank) error {
 					st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
 					if err != nil {
 						return err
@@ -399,7 +420,7 @@ func TestFileSplitsWordAlignment(t *testing.T) {
 	want := wordOracle([]string{text})
 	isSpace := func(b byte) bool { return b == ' ' || b == '\n' }
 	for _, size := range []int64{1, 5, 64, 1 << 20} {
-		in, err := mr.FileSplits([]string{p}, size)
+		in, err := fileSplits([]string{p}, size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -477,9 +498,9 @@ func TestKeepAllTwoMapsOrder(t *testing.T) {
 }
 
 // TestFiles: directories are walked as ListFiles walks them, files given
-// directly are taken as they are, splits cut every file as FileSplits
-// does (whole files for size 0) and weigh their length, and an input that
-// cannot be listed is an error naming it.
+// directly are taken as they are, splits cut every file at SplitBytes
+// (whole files for 0, for Files and AllFiles alike) and weigh their
+// length, and an input that cannot be listed is an error naming it.
 func TestFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -514,35 +535,38 @@ func TestFiles(t *testing.T) {
 		}
 		return ps
 	}
-	whole, err := mr.Files(ctx, 0, in, extra)
+	whole, skips, err := mr.Files(ctx, mr.FileOptions{}, in, extra)
+	if err != nil || skips != nil {
+		t.Fatal(skips, err)
+	}
+	wantWhole := []part{{a, 0, 250}, {c, 0, 99}, {b, 0, 0}, {extra, 0, 10}}
+	if got := list(whole); !slices.Equal(got, wantWhole) {
+		t.Errorf("Files(SplitBytes 0) = %v, want %v", got, wantWhole)
+	}
+	cut, _, err := mr.Files(ctx, mr.FileOptions{SplitBytes: 100}, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []part{{a, 0, 250}, {c, 0, 99}, {b, 0, 0}, {extra, 0, 10}}
-	if got := list(whole); !slices.Equal(got, want) {
-		t.Errorf("Files(0) = %v, want %v", got, want)
-	}
-	cut, err := mr.Files(ctx, 100, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = []part{{a, 0, 100}, {a, 100, 100}, {a, 200, 50}, {c, 0, 99}, {b, 0, 0}}
+	want := []part{{a, 0, 100}, {a, 100, 100}, {a, 200, 50}, {c, 0, 99}, {b, 0, 0}}
 	if got := list(cut); !slices.Equal(got, want) {
-		t.Errorf("Files(100) = %v, want %v", got, want)
+		t.Errorf("Files(SplitBytes 100) = %v, want %v", got, want)
 	}
 	missing := filepath.Join(dir, "nope")
-	if _, err := mr.Files(ctx, 0, in, missing); err == nil || !strings.Contains(err.Error(), missing) {
+	if _, _, err := mr.Files(ctx, mr.FileOptions{}, in, missing); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Files with a missing input: %v; want an error naming %s", err, missing)
 	}
-	if _, err := mr.Files(ctx, 0); err == nil {
-		t.Errorf("Files without paths: no error")
+	if none, _, err := mr.Files(ctx, mr.FileOptions{}); err != nil || none.Len() != 0 {
+		t.Errorf("Files without paths: %v, %v; want an empty input", none, err)
+	}
+	if _, _, err := mr.Files(ctx, mr.FileOptions{SplitBytes: -3}, in); err == nil || !strings.Contains(err.Error(), "-3") {
+		t.Errorf("Files with SplitBytes -3: %v; want an error naming -3", err)
 	}
 
 	// AllFiles: every rank gets rank 0's splits, the same hash, and rank
 	// 0's error.
 	for _, ranks := range []int{1, 3} {
 		err := pgas.Run(ctx, pgas.Config{Ranks: ranks}, func(ctx context.Context, r *pgas.Rank) error {
-			got, err := mr.AllFiles(ctx, r, 100, in)
+			got, _, err := mr.AllFiles(ctx, r, mr.FileOptions{SplitBytes: 100}, in)
 			if err != nil {
 				return err
 			}
@@ -552,8 +576,18 @@ func TestFiles(t *testing.T) {
 			if got.(mr.Hasher).Hash() != cut.(mr.Hasher).Hash() {
 				return fmt.Errorf("rank %d: hash differs from Files'", r.ID())
 			}
-			if _, err := mr.AllFiles(ctx, r, 0, in, missing); err == nil || !strings.Contains(err.Error(), missing) {
+			got, _, err = mr.AllFiles(ctx, r, mr.FileOptions{}, in, extra)
+			if err != nil {
+				return err
+			}
+			if ps := list(got); !slices.Equal(ps, wantWhole) {
+				return fmt.Errorf("rank %d: SplitBytes 0: %v, want %v", r.ID(), ps, wantWhole)
+			}
+			if _, _, err := mr.AllFiles(ctx, r, mr.FileOptions{}, in, missing); err == nil || !strings.Contains(err.Error(), missing) {
 				return fmt.Errorf("rank %d: AllFiles with a missing input: %v; want an error naming %s", r.ID(), err, missing)
+			}
+			if _, _, err := mr.AllFiles(ctx, r, mr.FileOptions{SplitBytes: -1}, in); err == nil || !strings.Contains(err.Error(), "-1") {
+				return fmt.Errorf("rank %d: AllFiles with SplitBytes -1: %v; want an error naming -1", r.ID(), err)
 			}
 			return nil
 		})

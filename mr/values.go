@@ -14,7 +14,9 @@ import (
 // job's per-rank side results, what is not a pair (the files a rank read,
 // the ones it skipped), to the rank that builds the result, so that they
 // need not travel as fake keys. T is encoded with msgpack: exported
-// fields, slices, maps and strings move; T need not be pointer-free.
+// fields, slices, maps and strings move; T need not be pointer-free. A T
+// that msgpack would not give back whole (a struct with an unexported
+// field, an interface, a channel or a function) is an error naming it.
 func GatherValues[T any](ctx context.Context, r *pgas.Rank, v T, root int) ([]T, error) {
 	if root < 0 || root >= r.N() {
 		return nil, fmt.Errorf("mr: GatherValues: root %d is not a rank (ranks are 0 to %d)", root, r.N()-1)
@@ -28,6 +30,9 @@ func AllGatherValues[T any](ctx context.Context, r *pgas.Rank, v T) ([]T, error)
 }
 
 func gatherValues[T any](ctx context.Context, r *pgas.Rank, v T, root int, all bool) ([]T, error) {
+	if err := movable[T](); err != nil {
+		return nil, fmt.Errorf("mr: gathering values: %w", err)
+	}
 	mine, err := msgpack.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("mr: encoding rank %d's %T: %w", r.ID(), v, err)
@@ -79,6 +84,9 @@ func BroadcastValue[T any](ctx context.Context, r *pgas.Rank, v T, root int) (T,
 	var zero T
 	if root < 0 || root >= r.N() {
 		return zero, fmt.Errorf("mr: BroadcastValue: root %d is not a rank (ranks are 0 to %d)", root, r.N()-1)
+	}
+	if err := movable[T](); err != nil {
+		return zero, fmt.Errorf("mr: BroadcastValue: %w", err)
 	}
 	if r.N() == 1 {
 		return v, nil

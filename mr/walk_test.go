@@ -287,3 +287,71 @@ func TestBroadcastValue(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFilesSkipUnreadable: a dangling link in a directory fails Files and
+// AllFiles, naming it, at every rank count; with SkipUnreadable they
+// return the other files' splits and the link as a Skip, on every rank.
+func TestFilesSkipUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	z := filepath.Join(dir, "z.txt")
+	gone := filepath.Join(dir, "gone")
+	for _, p := range []string{a, z} {
+		if err := os.WriteFile(p, []byte("line one\nline two\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("no-such-file", gone); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	wantSkips := []mr.Skip{
+		{Path: gone, Reason: "stat " + gone + ": no such file or directory"},
+		{Path: missing, Reason: "stat " + missing + ": no such file or directory"},
+	}
+	wantSplits := []mr.Split{{Path: a, Len: 10}, {Path: a, Off: 10, Len: 8}, {Path: z, Len: 10}, {Path: z, Off: 10, Len: 8}}
+	check := func(in mr.Input[mr.Split], skips []mr.Skip, err error) error {
+		if err != nil {
+			return err
+		}
+		var got []mr.Split
+		for i := range in.Len() {
+			s, err := in.At(context.Background(), i)
+			if err != nil {
+				return err
+			}
+			got = append(got, s)
+		}
+		if !slices.Equal(got, wantSplits) || !slices.Equal(skips, wantSkips) {
+			return fmt.Errorf("splits %v, skips %v; want %v, %v", got, skips, wantSplits, wantSkips)
+		}
+		return nil
+	}
+	opts := mr.FileOptions{SplitBytes: 10}
+	if _, _, err := mr.Files(context.Background(), opts, missing, dir); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Files with a missing input = %v; want an error naming it", err)
+	}
+	_, _, err := mr.Files(context.Background(), opts, dir)
+	if want := "mr: stat " + gone + ": no such file or directory"; err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Files with a dangling link = %v; want %q", err, want)
+	}
+	skip := mr.FileOptions{SplitBytes: 10, SkipUnreadable: true}
+	if err := check(mr.Files(context.Background(), skip, missing, dir)); err != nil {
+		t.Errorf("Files(SkipUnreadable): %v", err)
+	}
+	for _, ranks := range []int{1, 2, 4} {
+		err := pgas.Run(context.Background(), pgas.Config{Ranks: ranks}, func(ctx context.Context, r *pgas.Rank) error {
+			_, _, err := mr.AllFiles(ctx, r, opts, dir)
+			if err == nil || !strings.Contains(err.Error(), gone) {
+				return fmt.Errorf("rank %d: AllFiles with a dangling link = %v; want an error naming it", r.ID(), err)
+			}
+			if err := check(mr.AllFiles(ctx, r, skip, missing, dir)); err != nil {
+				return fmt.Errorf("rank %d: AllFiles(SkipUnreadable): %w", r.ID(), err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%d ranks: %v", ranks, err)
+		}
+	}
+}

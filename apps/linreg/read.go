@@ -57,7 +57,7 @@ func recordSize(format int) int64 {
 // inputChunks cuts the files into chunks and checks that binary files hold
 // whole records. It reads no data.
 func inputChunks(files []string, format int, size int64) (*chunks, error) {
-	in, err := mr.FileSplits(files, size) // refuses FIFOs and devices before opening them
+	in, _, err := mr.Files(context.Background(), mr.FileOptions{SplitBytes: size}, files...) // refuses FIFOs and devices before opening them
 	if nr := (*mr.NotRegularError)(nil); errors.As(err, &nr) {
 		return nil, fmt.Errorf("linreg: %w", nr) // "linreg: PATH: a named pipe (FIFO), not a regular file", as in every app
 	}

@@ -74,7 +74,7 @@ var defaults = mr.Defaults{}
 // frequent bigrams of the files under paths with their counts, in byCount
 // order.
 func Top(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[Bigram, int64], error) {
-	in, err := mr.AllFiles(ctx, r, 0, paths...)
+	in, _, err := mr.AllFiles(ctx, r, mr.FileOptions{}, paths...)
 	if err != nil {
 		return nil, err
 	}

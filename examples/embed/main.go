@@ -63,7 +63,7 @@ func run() error {
 		return fmt.Errorf("usage: embed [-np N] FILE...")
 	}
 	// Every rank reads the same list of lines: a real program would map
-	// over file splits (mr.FileSplits) instead.
+	// over file splits (mr.Files) instead.
 	var lines []string
 	for _, path := range flag.Args() {
 		f, err := os.Open(path)

@@ -72,7 +72,7 @@ var defaults = mr.Defaults{}
 // returns, on o.Root, every word with its sorted positions, in word order
 // (with o.Top, the o.Top words with most positions).
 func Index(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[string, []Pos], error) {
-	in, err := mr.AllFiles(ctx, r, 0, paths...)
+	in, _, err := mr.AllFiles(ctx, r, mr.FileOptions{}, paths...)
 	if err != nil {
 		return nil, err
 	}

@@ -287,6 +287,23 @@ var mistakes = []mistake{
 		want: chainOracle,
 	},
 	{
+		// The same under a job mode whose gather merges to the root: the
+		// stage that asks for a partitioned result gets it as asked.
+		name: "chain-partitioned-local-mode-none",
+		mode: "gather-none+root=1",
+		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
+			res, err := wordCounts(ctx, r, mr.Gather(reduce.GatherPartitioned))
+			if err != nil {
+				return "", err
+			}
+			if !res.Part && r.N() > 1 {
+				return "", fmt.Errorf("a partitioned result does not say it is a part")
+			}
+			return countsOfCounts(ctx, r, mr.Local(res.Value))
+		},
+		want: chainOracle,
+	},
+	{
 		// Ranks passing different gather modes: an error naming the call
 		// the user made.
 		name: "gather-differs",
