@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pgasmr/pgasmr/distrib"
+	"github.com/pgasmr/pgasmr/internal/zio/ziotest"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/mr/job"
 	"github.com/pgasmr/pgasmr/pgas"
@@ -30,6 +32,7 @@ import (
 const (
 	envMistake = "PGASMR_TEST_MISTAKE"
 	envMode    = "PGASMR_TEST_MODE"
+	envDir     = "PGASMR_TEST_DIR" // the inputs of the file mistakes (mistakeInputs)
 	resultTag  = "RESULT: "
 )
 
@@ -420,6 +423,39 @@ var mistakes = []mistake{
 		errAt1: true,
 	},
 	{
+		// A dangling symbolic link in a directory: an error naming it.
+		name: "dangling-link",
+		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
+			return countFiles(ctx, r, "linked", mr.FileOptions{SplitBytes: 7})
+		},
+		err:    []string{"b2.txt", "no such file"},
+		errAt1: true,
+	},
+	{
+		// The same, skipping what cannot be read: counted and reported.
+		name: "dangling-link-skipped",
+		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
+			return countFiles(ctx, r, "linked", mr.FileOptions{SplitBytes: 7, SkipUnreadable: true})
+		},
+		want: "12 words, skipped [b2.txt]",
+	},
+	{
+		// Split size 0 is whole files, as everywhere.
+		name: "whole-files",
+		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
+			return countFiles(ctx, r, "plain", mr.FileOptions{})
+		},
+		want: "12 words, skipped []",
+	},
+	{
+		// Compressed files read as their text, not as binary.
+		name: "compressed-files",
+		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
+			return countFiles(ctx, r, "packed", mr.FileOptions{SplitBytes: 5})
+		},
+		want: "12 words, skipped []",
+	},
+	{
 		// The runtime's own collectives: an Allreduce whose count differs.
 		name: "allreduce-count",
 		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
@@ -452,6 +488,62 @@ var mistakes = []mistake{
 	},
 }
 
+// mistakeInputs writes the inputs of the file mistakes under dir: plain/
+// holds three text files, linked/ the same with a dangling symbolic link
+// among them, packed/ the same files compressed (gzip, bzip2, zstd).
+func mistakeInputs(t *testing.T, dir string) {
+	texts := map[string]string{"a.txt": "one two three\nfour\n", "b.txt": "five six\r\nseven", "c.txt": "eight nine ten eleven\n\ntwelve\n"}
+	for _, sub := range []string{"plain", "linked", "packed"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	i := 0
+	for name, text := range texts {
+		for _, sub := range []string{"plain", "linked"} {
+			if err := os.WriteFile(filepath.Join(dir, sub, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f := ziotest.Formats[i%len(ziotest.Formats)]
+		ziotest.WriteFile(t, filepath.Join(dir, "packed", name+f.Ext()), f, []byte(text))
+		i++
+	}
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "linked", "b2.txt")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countFiles counts the words of the files under $PGASMR_TEST_DIR/sub, a
+// line at a time, and says which inputs were skipped.
+func countFiles(ctx context.Context, r *pgas.Rank, sub string, o mr.FileOptions) (string, error) {
+	in, skipped, err := mr.AllFiles(ctx, r, o, filepath.Join(os.Getenv(envDir), sub))
+	if err != nil {
+		return "", err
+	}
+	st, err := reduce.NewHashStore[string, int64](reduce.Sum[int64]())
+	if err != nil {
+		return "", err
+	}
+	if _, err := mr.ApplyMap(ctx, r, in, mr.LineMap(func(_ context.Context, l mr.Line, emit func(string, int64)) error {
+		for _, w := range strings.Fields(string(l.Text)) {
+			emit(w, 1)
+		}
+		return nil
+	}), st); err != nil {
+		return "", err
+	}
+	res, err := mr.Collect(ctx, r, st)
+	if err != nil {
+		return "", err
+	}
+	var skips []string
+	for _, s := range skipped {
+		skips = append(skips, filepath.Base(s.Path))
+	}
+	return fmt.Sprintf("%d words, skipped %v", len(res.Value), skips), nil
+}
+
 func byCount(a, b mr.KV[string, int64]) int {
 	if a.Value != b.Value {
 		return int(b.Value - a.Value)
@@ -468,6 +560,9 @@ func mistakeByName(name string) (mistake, bool) {
 }
 
 func TestMistakes(t *testing.T) {
+	dir := t.TempDir()
+	mistakeInputs(t, dir)
+	t.Setenv(envDir, dir)
 	for _, c := range mistakes {
 		for _, tr := range []string{"inproc", "shm"} {
 			for _, n := range []int{1, 2, 4} {
