@@ -75,17 +75,12 @@ func Collect[K comparable, V any](ctx context.Context, r *pgas.Rank, st *reduce.
 	}, opts)
 }
 
-// Integer is the key types a dense result can be indexed by.
-type Integer interface {
-	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64
-}
-
 // Dense returns the values of kvs, whose keys are in [0, n), as a slice of
 // n indexed by key: the result of a job whose keys are dense (a
 // histogram's bins, k-means' centres), with the zero V for a key that has
 // no value. A key outside [0, n), or one given twice, is an error naming
 // it.
-func Dense[K Integer, V any](kvs []KV[K, V], n int) ([]V, error) {
+func Dense[K reduce.Integer, V any](kvs []KV[K, V], n int) ([]V, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("mr: Dense of %d values, want n >= 0", n)
 	}
@@ -132,14 +127,14 @@ func TopK[T any](ctx context.Context, r *pgas.Rank, local []T, k int, cmp func(a
 	return all[:min(k, len(all))], nil
 }
 
-// Replicated is collective: it reports whether every rank passed the same
+// replicated is collective: it reports whether every rank passed the same
 // list (the same length and the same elements where a slice input's hash
 // samples them, see Hasher): the whole result that a reduce without a
 // Gather option gives every rank, rather than each rank's part of it. A
 // function that combines the ranks' lists (TopK, Sort) takes a replicated
 // one once. Partitioned parts hold different keys, so they never look
 // alike, unless all are empty. With one rank it returns true.
-func Replicated[T any](ctx context.Context, r *pgas.Rank, local []T) (bool, error) {
+func replicated[T any](ctx context.Context, r *pgas.Rank, local []T) (bool, error) {
 	if r.N() == 1 {
 		return true, nil
 	}

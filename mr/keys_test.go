@@ -166,3 +166,58 @@ func TestTopK(t *testing.T) {
 		t.Errorf("k = -1: %v", err)
 	}
 }
+
+// TestCollectDense: Collect reads a combining store as (key, value) pairs
+// on every rank, and refuses a store that keeps all values; Dense lays
+// dense keys out as a slice and refuses keys outside it or given twice.
+func TestCollectDense(t *testing.T) {
+	for _, n := range []int{1, 2, 3} {
+		err := pgas.Run(context.Background(), pgas.Config{Ranks: n}, func(ctx context.Context, r *pgas.Rank) error {
+			st, err := reduce.NewArrayStore[int, int64](10, reduce.Sum[int64]())
+			if err != nil {
+				return err
+			}
+			xs := []int{1, 3, 3, 7, 9, 9, 9, 0}
+			if _, err := mr.ApplyMap(ctx, r, mr.Slice(xs), func(_ context.Context, x int, emit func(int, int64)) error {
+				emit(x, int64(x))
+				return nil
+			}, st); err != nil {
+				return err
+			}
+			res, err := mr.Collect(ctx, r, st)
+			if err != nil {
+				return err
+			}
+			if !res.OK || res.Part {
+				return fmt.Errorf("rank %d: OK %v, Part %v; want the whole result", r.ID(), res.OK, res.Part)
+			}
+			d, err := mr.Dense(res.Value, 10)
+			if err != nil {
+				return err
+			}
+			if want := []int64{0, 1, 0, 6, 0, 0, 0, 7, 0, 27}; !slices.Equal(d, want) {
+				return fmt.Errorf("rank %d: Dense = %v, want %v", r.ID(), d, want)
+			}
+			keep, err := reduce.NewHashStore[string, int](reduce.KeepAll[int]())
+			if err != nil {
+				return err
+			}
+			if _, err := mr.Collect(ctx, r, keep); err == nil || !strings.Contains(err.Error(), "ReduceKeys") {
+				return fmt.Errorf("Collect of a KeepAll store: %v", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", n, err)
+		}
+	}
+	if _, err := mr.Dense([]mr.KV[int, int]{{3, 1}}, 3); err == nil || !strings.Contains(err.Error(), "key 3") {
+		t.Errorf("a key past n: %v", err)
+	}
+	if _, err := mr.Dense([]mr.KV[int8, int]{{-1, 1}}, 3); err == nil || !strings.Contains(err.Error(), "key -1") {
+		t.Errorf("a negative key: %v", err)
+	}
+	if _, err := mr.Dense([]mr.KV[uint, int]{{1, 1}, {1, 2}}, 3); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a key twice: %v", err)
+	}
+}

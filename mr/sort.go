@@ -29,7 +29,7 @@ import (
 // would not give back whole (a struct with unexported fields, at any
 // depth, an interface, a channel or a function) is an error naming the
 // part at fault. local is not modified. A list that every rank passes
-// alike (Replicated), such as the whole result that a reduce without a
+// alike, such as the whole result that a reduce without a
 // Gather option gives every rank, counts once; each rank's part of a
 // partitioned result counts as its own.
 func Sort[T any](ctx context.Context, r *pgas.Rank, local []T, cmp func(a, b T) int, root int) ([]T, error) {
@@ -48,10 +48,10 @@ func Sort[T any](ctx context.Context, r *pgas.Rank, local []T, cmp func(a, b T) 
 }
 
 // once is collective: it returns local, or nil on every rank but rank 0
-// when every rank passed the same list (Replicated), so that a list
+// when every rank passed the same list (replicated), so that a list
 // every rank holds counts once.
 func once[T any](ctx context.Context, r *pgas.Rank, local []T) ([]T, error) {
-	same, err := Replicated(ctx, r, local)
+	same, err := replicated(ctx, r, local)
 	if err != nil {
 		return nil, err
 	}
