@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/pgasmr/pgasmr/internal/zio"
 )
 
 // Errors a BMP header can fail with; every error from this package that
@@ -141,32 +143,63 @@ func mulAdd(a, b, c int64) (int64, bool) {
 	return a*b + c, true
 }
 
-// ReadHeader opens path and parses its BMP header. Errors name the file.
+// ReadHeader opens path and parses its BMP header; a file compressed with
+// gzip, bzip2 or zstd (package zio) is decompressed. Errors name the
+// file.
 func ReadHeader(path string) (Header, error) {
+	h, _, err := readHeaderFormat(path)
+	return h, err
+}
+
+// readHeaderFormat is ReadHeader, with the file's compression format.
+func readHeaderFormat(path string) (Header, zio.Format, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Header{}, fmt.Errorf("histogram: %w", err)
+		return Header{}, zio.None, fmt.Errorf("histogram: %w", err)
 	}
 	defer f.Close()
 	return readHeader(f, path)
 }
 
-func readHeader(f *os.File, path string) (Header, error) {
+func readHeader(f *os.File, path string) (Header, zio.Format, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return Header{}, fmt.Errorf("histogram: %s: %w", path, err)
+		return Header{}, zio.None, fmt.Errorf("histogram: %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return Header{}, fmt.Errorf("histogram: %s: not a regular file (%v)", path, fi.Mode().Type())
+		return Header{}, zio.None, fmt.Errorf("histogram: %s: not a regular file (%v)", path, fi.Mode().Type())
 	}
 	var buf [MaxHeaderBytes]byte
 	n, err := f.ReadAt(buf[:], 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return Header{}, fmt.Errorf("histogram: %s: reading the header: %w", path, err)
+		return Header{}, zio.None, fmt.Errorf("histogram: %s: reading the header: %w", path, err)
 	}
-	h, err := ParseHeader(buf[:n], fi.Size())
+	format, err := zio.DetectHead(path, buf[:n])
 	if err != nil {
-		return Header{}, fmt.Errorf("histogram: %s: %w", path, err)
+		return Header{}, zio.None, fmt.Errorf("histogram: %w", err) // it names the file
 	}
-	return h, nil
+	size := fi.Size()
+	if format != zio.None {
+		// The header of the decompressed bytes; their size is known
+		// only if they end inside it, else whether they hold every row
+		// is checked as they are read.
+		zr, err := zio.NewNamedReader(f, path, format)
+		if err != nil {
+			return Header{}, format, fmt.Errorf("histogram: %w", err)
+		}
+		defer zr.Close()
+		n, err = io.ReadFull(zr, buf[:])
+		size = math.MaxInt64
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			size = int64(n)
+		case err != nil:
+			return Header{}, format, fmt.Errorf("histogram: %w", err) // it names the file
+		}
+	}
+	h, err := ParseHeader(buf[:n], size)
+	if err != nil {
+		return Header{}, format, fmt.Errorf("histogram: %s: %w", path, err)
+	}
+	return h, format, nil
 }

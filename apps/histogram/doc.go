@@ -22,6 +22,14 @@
 // most 128 KiB, and the context is checked before each read. No image is
 // ever held in memory whole.
 //
+// A file compressed with gzip, bzip2 or zstd (told by its first bytes,
+// package internal/zio), say image.bmp.gz, is decompressed: it is one
+// input element, weighted by its pixel bytes like any other, whose rows
+// are read from one decompressing stream, with the same result as the
+// uncompressed file. Bad compressed data is an error naming the file and
+// wrapping zio.ErrCorrupt; decompressed bytes that end before the last
+// row, one wrapping ErrTruncated.
+//
 // # Map modes
 //
 // The array map (the default, the fast path) gives each rank a contiguous

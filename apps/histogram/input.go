@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/pgasmr/pgasmr/apps/internal/filemap"
+	"github.com/pgasmr/pgasmr/internal/zio"
 	"github.com/pgasmr/pgasmr/mr"
 )
 
@@ -31,20 +32,22 @@ type chunk struct {
 
 // plan is the list of chunks over all input files.
 type plan struct {
-	files  []string
-	hdrs   []Header
-	chunks []chunk
-	pixels int64
+	files   []string
+	hdrs    []Header
+	formats []zio.Format // a compressed file is one chunk, read as a stream
+	chunks  []chunk
+	pixels  int64
 }
 
 // newPlan parses every file's header and cuts the files into chunks of
-// whole rows of about chunkBytes (at least one row each). A path that is
-// not a regular file (a FIFO, a device) is refused before it is opened.
+// whole rows of about chunkBytes (at least one row each); a compressed
+// file is one chunk. A path that is not a regular file (a FIFO, a device)
+// is refused before it is opened.
 func newPlan(ctx context.Context, files []string, chunkBytes int64) (*plan, error) {
 	if chunkBytes <= 0 {
 		chunkBytes = DefaultChunkBytes
 	}
-	p := &plan{files: files, hdrs: make([]Header, len(files))}
+	p := &plan{files: files, hdrs: make([]Header, len(files)), formats: make([]zio.Format, len(files))}
 	var total int64 // pixel bytes with padding, for progress reports
 	for i, path := range files {
 		if err := ctx.Err(); err != nil {
@@ -54,13 +57,16 @@ func newPlan(ctx context.Context, files []string, chunkBytes int64) (*plan, erro
 		if _, err := mr.StatRegular(path); err != nil {
 			return nil, fmt.Errorf("histogram: %w", err)
 		}
-		h, err := ReadHeader(path)
+		h, format, err := readHeaderFormat(path)
 		if err != nil {
 			return nil, err
 		}
-		p.hdrs[i] = h
+		p.hdrs[i], p.formats[i] = h, format
 		p.pixels += h.Pixels()
 		per := int(max(1, min(chunkBytes/h.Stride, int64(h.Height))))
+		if format != zio.None {
+			per = h.Height
+		}
 		for row := 0; row < h.Height; row += per {
 			p.chunks = append(p.chunks, chunk{file: i, rows: min(per, h.Height-row), off: h.Offset + int64(row)*h.Stride})
 		}
@@ -166,6 +172,9 @@ func (rd *reader) each(ctx context.Context, c chunk, fn func(px []byte)) error {
 func (rd *reader) eachRow(ctx context.Context, c chunk, fn func(px []byte)) error {
 	path := rd.p.files[c.file]
 	h := rd.p.hdrs[c.file]
+	if rd.p.formats[c.file] != zio.None {
+		return rd.eachCompressed(ctx, c, fn)
+	}
 	f := rd.files[c.file]
 	if f == nil {
 		var err error
@@ -238,6 +247,80 @@ func (rd *reader) eachRow(ctx context.Context, c chunk, fn func(px []byte)) erro
 			}
 			fn(buf)
 		}
+	}
+	return nil
+}
+
+// eachCompressed is eachRow for chunk c of a compressed file, the file's
+// every row: its decompressed bytes are read as a stream into the read
+// buffer, as many rows at a time as it holds. Bytes that end before the
+// last row are an error wrapping ErrTruncated.
+func (rd *reader) eachCompressed(ctx context.Context, c chunk, fn func(px []byte)) error {
+	path := rd.p.files[c.file]
+	h := rd.p.hdrs[c.file]
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("histogram: %s: %w", path, err)
+	}
+	zr, _, err := zio.Open(path)
+	if err != nil {
+		return fmt.Errorf("histogram: %w", err) // it names the file
+	}
+	defer zr.Close()
+	pos := int64(0) // decompressed bytes read
+	read := func(buf []byte) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("histogram: %s: %w", path, err)
+		}
+		n, err := io.ReadFull(zr, buf)
+		pos += int64(n)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return fmt.Errorf("%w: %s: decompressed data ends at byte %d, before byte %d", ErrTruncated, path, pos, pos-int64(n)+int64(len(buf)))
+		case err != nil:
+			return fmt.Errorf("histogram: %w", err) // it names the file
+		}
+		return nil
+	}
+	for pos < c.off {
+		if err := read(rd.buf[:min(int64(len(rd.buf)), c.off-pos)]); err != nil {
+			return err
+		}
+	}
+	rowBytes := int64(h.Width) * 3
+	pad := rd.buf[:0] // the padding after the last row read, read before the next
+	if h.Stride <= int64(len(rd.buf)) {
+		per := int(int64(len(rd.buf)) / h.Stride)
+		for r := 0; r < c.rows; r += per {
+			if err := read(pad); err != nil {
+				return err
+			}
+			n := min(per, c.rows-r)
+			// The last row of the file need not be padded.
+			buf := rd.buf[:int64(n-1)*h.Stride+rowBytes]
+			if err := read(buf); err != nil {
+				return err
+			}
+			for i := range n {
+				o := int64(i) * h.Stride
+				fn(buf[o : o+rowBytes])
+			}
+			pad = rd.buf[:h.Stride-rowBytes]
+		}
+		return nil
+	}
+	piece := int64(len(rd.buf)) / 3 * 3
+	for r := 0; r < c.rows; r++ {
+		if err := read(pad); err != nil {
+			return err
+		}
+		for done := int64(0); done < rowBytes; done += piece {
+			buf := rd.buf[:min(piece, rowBytes-done)]
+			if err := read(buf); err != nil {
+				return err
+			}
+			fn(buf)
+		}
+		pad = rd.buf[:h.Stride-rowBytes]
 	}
 	return nil
 }

@@ -35,6 +35,16 @@
 // BenchmarkRead; a file truncated under a map gives an error, not a
 // crash).
 //
+// A file compressed with gzip, bzip2 or zstd (told by its first bytes:
+// mr.Files, package internal/zio), say points.bin.zst, is one input
+// element, weighted by its size on disk, read as one decompressing
+// stream: its decompressed bytes are summed in chunks of
+// Options.ChunkBytes, as the uncompressed file would be cut, and each
+// chunk's float sums get a reduce key of their own, below the next
+// element's, so the result has the uncompressed file's bytes. Offsets in
+// errors count decompressed bytes. Bad compressed data is an error naming
+// the file and wrapping zio.ErrCorrupt.
+//
 // The int8 kernel counts points in a 65,536-bin histogram of (x, y) byte
 // pairs, one increment per point, and folds the histogram into the sums
 // once per rank (array map), per chunk (element map) or when the counts

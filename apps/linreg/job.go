@@ -29,7 +29,8 @@ func prepare(ctx context.Context, files []string, o Options) (int, *chunks, erro
 
 // sumsCombiner adds Sums. The int64 fields add exactly in any order; the
 // float fields are only ever combined in chunk order: each chunk is one
-// key, emitted once, and the reduce folds the keys in ascending order.
+// key (chunk.Key; a compressed file's chunks, several), emitted once, and
+// the reduce folds the keys in ascending order.
 func sumsCombiner() reduce.Combiner[Sums] {
 	return reduce.Func("linreg-sums", Sums.Add, true)
 }
@@ -59,12 +60,10 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 	defer rd.Close() // unmaps the files it mapped; the sums are made
 	err = appjob.Map(ctx, r, j, mr.Input[chunk](in),
 		func(ctx context.Context, c chunk, emit func(int64, Sums)) error {
-			s, err := rd.sums(ctx, c)
-			if err != nil {
-				return err
-			}
-			emit(c.Index, s)
-			return nil
+			return rd.chunkSums(ctx, c, func(key int64, s Sums) error {
+				emit(key, s)
+				return nil
+			})
 		},
 		func(ctx context.Context, s mr.Share[chunk], emit func(int64, Sums)) error {
 			var local Sums // int8: the rank's exact sums, folded once
@@ -81,11 +80,13 @@ func Run(ctx context.Context, r *pgas.Rank, files []string, o Options) (*Result,
 					}
 					continue
 				}
-				s, err := rd.sums(ctx, c)
+				err = rd.chunkSums(ctx, c, func(key int64, s Sums) error {
+					emit(key, s)
+					return nil
+				})
 				if err != nil {
 					return err
 				}
-				emit(i, s)
 			}
 			if format == fmtInt8 && some {
 				rd.flush(&local)
@@ -142,11 +143,13 @@ func seqSums(ctx context.Context, files []string, o Options) (int, Sums, error) 
 			}
 			continue
 		}
-		s, err := rd.sums(ctx, c)
+		err = rd.chunkSums(ctx, c, func(_ int64, s Sums) error {
+			acc = acc.Add(s)
+			return nil
+		})
 		if err != nil {
 			return 0, acc, err
 		}
-		acc = acc.Add(s)
 	}
 	rd.flush(&acc)
 	return format, acc, nil
@@ -154,9 +157,10 @@ func seqSums(ctx context.Context, files []string, o Options) (int, Sums, error) 
 
 // Goroutines is the fan-out baseline with the standard library only:
 // GOMAXPROCS workers take chunks from a shared counter; for float input
-// they store each chunk's sums by index and the caller adds them in chunk
-// order, for int8 input each worker keeps its own exact sums. The first error
-// stops the workers. It writes the same bytes as Run.
+// they store each chunk's sums by index (a compressed file's, the sums of
+// each of its chunks) and the caller adds them in chunk order, for int8
+// input each worker keeps its own exact sums. The first error stops the
+// workers. It writes the same bytes as Run.
 func Goroutines(ctx context.Context, files []string, o Options) (*Result, error) {
 	format, in, err := prepare(ctx, files, o)
 	if err != nil {
@@ -167,6 +171,10 @@ func Goroutines(ctx context.Context, files []string, o Options) (*Result, error)
 	n := in.Len()
 	workers := min(int64(runtime.GOMAXPROCS(0)), max(n, 1))
 	sums := make([]Sums, max(n, workers)) // float input: by chunk; int8: by worker
+	var more [][]Sums                     // float input: a compressed file's chunks' sums, instead
+	if format != fmtInt8 {
+		more = make([][]Sums, n)
+	}
 	var (
 		mu    sync.Mutex
 		next  int64
@@ -190,6 +198,11 @@ func Goroutines(ctx context.Context, files []string, o Options) (*Result, error)
 				c, err := in.At(ctx, i)
 				if err == nil && format == fmtInt8 {
 					err = rd.add(ctx, c, &sums[w])
+				} else if err == nil && c.Codec != "" {
+					err = rd.chunkSums(ctx, c, func(_ int64, s Sums) error {
+						more[i] = append(more[i], s)
+						return nil
+					})
 				} else if err == nil {
 					sums[i], err = rd.sums(ctx, c)
 				}
@@ -210,7 +223,13 @@ func Goroutines(ctx context.Context, files []string, o Options) (*Result, error)
 		return nil, first
 	}
 	var acc Sums
-	for _, s := range sums {
+	for i, s := range sums {
+		if i < len(more) && more[i] != nil {
+			for _, s := range more[i] {
+				acc = acc.Add(s)
+			}
+			continue
+		}
 		acc = acc.Add(s)
 	}
 	return fit(acc, format == fmtInt8)

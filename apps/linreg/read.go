@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"strconv"
 
@@ -16,27 +17,36 @@ import (
 	"github.com/pgasmr/pgasmr/mr"
 )
 
-// chunk is one map input element: a byte range of a file and its index in
-// the job's list of chunks (the reduce key of float sums).
+// chunk is one map input element: a byte range of a file, or a whole
+// compressed file (Codec set), and its index in the job's list of chunks.
 type chunk struct {
 	Index int64
 	mr.Split
 	Last bool // the file's last chunk (for progress reports)
+	// Key is the reduce key of the chunk's float sums: increasing with
+	// Index, with room below the next chunk's for Keys keys. A compressed
+	// file's decompressed bytes are summed in chunks of Step bytes, as
+	// the uncompressed file would be cut, keyed Key, Key+1, ...: so its
+	// float sums are added in the same order, to the same bytes.
+	Key, Keys, Step int64
 }
 
 // chunks is the job's input: every file cut into chunks. It is an
-// mr.Input with the splits' weights (their lengths) and hash.
+// mr.Input with the splits' weights (their lengths; a compressed file's
+// size on disk) and hash.
 type chunks struct {
 	splits       mr.Input[mr.Split]
 	last         []bool // last[i]: chunk i ends its file
 	files, bytes int64  // files with chunks, bytes in chunks
+	step         int64  // the chunk size
+	shift        uint   // chunk i's Key is i<<shift
 }
 
 func (c *chunks) Len() int64 { return c.splits.Len() }
 
 func (c *chunks) At(ctx context.Context, i int64) (chunk, error) {
 	s, err := c.splits.At(ctx, i)
-	return chunk{i, s, c.last[i]}, err
+	return chunk{Index: i, Split: s, Last: c.last[i], Key: i << c.shift, Keys: 1 << c.shift, Step: c.step}, err
 }
 
 func (c *chunks) Weight(i int64) float64 { return c.splits.(mr.Weighter).Weight(i) }
@@ -65,13 +75,13 @@ func inputChunks(files []string, format int, size int64) (*chunks, error) {
 		return nil, fmt.Errorf("linreg: %w", err)
 	}
 	rec := recordSize(format)
-	c := &chunks{splits: in, last: make([]bool, in.Len())}
+	c := &chunks{splits: in, last: make([]bool, in.Len()), step: size, shift: 62 - uint(bits.Len64(uint64(in.Len())))}
 	for i := range in.Len() {
 		s, err := in.At(context.Background(), i)
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}
-		if rec > 0 {
+		if rec > 0 && s.Codec == "" { // a compressed file's size is checked as it is read
 			if end := s.Off + s.Len; s.Len < size && end%rec != 0 { // a file's last split
 				return nil, fmt.Errorf("linreg: %s: size %d is not a multiple of the %d-byte record: %d trailing bytes at offset %d",
 					s.Path, end, rec, end%rec, end-end%rec)
@@ -156,7 +166,36 @@ func (rd *reader) mapped(path string) *filemap.Map {
 	return m
 }
 
-// sums returns the sums of the points in c.
+// chunkSums calls fn with the key and the sums of c's points: once, or,
+// for a compressed file, once for each chunk of c.Step bytes of its
+// decompressed bytes, in order (see chunk.Key). It stops at fn's first
+// error.
+func (rd *reader) chunkSums(ctx context.Context, c chunk, fn func(key int64, s Sums) error) error {
+	if c.Codec == "" {
+		s, err := rd.sums(ctx, c)
+		if err != nil {
+			return err
+		}
+		return fn(c.Key, s)
+	}
+	if err := rd.compressed(ctx, c, fn); err != nil {
+		return err
+	}
+	progress(ctx, c)
+	return nil
+}
+
+// progress reports chunk c read to the context's mr.Progress.
+func progress(ctx context.Context, c chunk) {
+	var last int64
+	if c.Last {
+		last = 1
+	}
+	mr.ProgressFrom(ctx).Add(last, c.Len)
+}
+
+// sums returns the sums of the points in c (of a compressed file's
+// chunks, added in order: chunkSums gives them one by one).
 func (rd *reader) sums(ctx context.Context, c chunk) (Sums, error) {
 	var s Sums
 	err := rd.add(ctx, c, &s)
@@ -180,44 +219,25 @@ func (rd *reader) flush(s *Sums) {
 func (rd *reader) add(ctx context.Context, c chunk, s *Sums) (err error) {
 	defer func() {
 		if err == nil {
-			var last int64
-			if c.Last {
-				last = 1
-			}
-			mr.ProgressFrom(ctx).Add(last, c.Len)
+			progress(ctx, c)
 		}
 	}()
+	if c.Codec != "" {
+		return rd.compressed(ctx, c, func(_ int64, sub Sums) error {
+			*s = s.Add(sub)
+			return nil
+		})
+	}
 	if rd.format == fmtCSV {
 		return rd.csv(ctx, c.Split, s)
 	}
 	defer func() {
-		if err != nil && rd.pending > 0 {
-			*rd.hist = [65536]uint32{}
-			rd.pending = 0
+		if err != nil {
+			rd.discard()
 		}
 	}()
-	if rd.format == fmtInt8 && rd.hist == nil {
-		rd.hist = new([65536]uint32)
-	}
 	// sum adds the points of p, read at off, to s.
-	sum := func(p []byte, off int64) error {
-		switch {
-		case rd.format == fmtInt8 && haveAVX2:
-			sumInt8Wide(s, p)
-		case rd.format == fmtInt8:
-			if rd.pending+int64(len(p)/2) > maxPending {
-				rd.flush(s)
-			}
-			countInt8(p, rd.hist)
-			s.N += int64(len(p) / 2)
-			rd.pending += int64(len(p) / 2)
-		default:
-			if i := sumF64(s, p); i >= 0 {
-				return fmt.Errorf("linreg: %s: point at offset %d: %s is %v", c.Path, off+int64(i)&^15, []string{"x", "y"}[i/8%2], math.Float64frombits(binary.LittleEndian.Uint64(p[i:])))
-			}
-		}
-		return nil
-	}
+	sum := func(p []byte, off int64) error { return rd.sum(s, p, c.Path, off) }
 	if m := rd.mappedFor(c); m != nil {
 		b := m.Bytes()
 		for off, end := c.Off, c.Off+c.Len; off < end; {
@@ -262,6 +282,148 @@ func (rd *reader) add(ctx context.Context, c chunk, s *Sums) (err error) {
 		off += n
 	}
 	return nil
+}
+
+// discard drops the int8 points counted in the histogram (after an error).
+func (rd *reader) discard() {
+	if rd.pending > 0 {
+		*rd.hist = [65536]uint32{}
+		rd.pending = 0
+	}
+}
+
+// sum adds the points of p, read at offset off of the file path (of its
+// decompressed bytes), to s: int8 points through the reader's histogram
+// (see add), float64 ones in order. A NaN or an infinity is an error.
+func (rd *reader) sum(s *Sums, p []byte, path string, off int64) error {
+	switch {
+	case rd.format == fmtInt8 && haveAVX2:
+		sumInt8Wide(s, p)
+	case rd.format == fmtInt8:
+		if rd.hist == nil {
+			rd.hist = new([65536]uint32)
+		}
+		if rd.pending+int64(len(p)/2) > maxPending {
+			rd.flush(s)
+		}
+		countInt8(p, rd.hist)
+		s.N += int64(len(p) / 2)
+		rd.pending += int64(len(p) / 2)
+	default:
+		if i := sumF64(s, p); i >= 0 {
+			return fmt.Errorf("linreg: %s: point at offset %d: %s is %v", path, off+int64(i)&^15, []string{"x", "y"}[i/8%2], math.Float64frombits(binary.LittleEndian.Uint64(p[i:])))
+		}
+	}
+	return nil
+}
+
+// compressed reads the decompressed bytes of c, a compressed file, and
+// calls fn with the key and the sums of each chunk of c.Step bytes of
+// them, as the uncompressed file would be cut (for CSV, of the lines that
+// start in it); a chunk with no point is left out (its sums add nothing).
+// Errors name the file; offsets in them count decompressed bytes.
+func (rd *reader) compressed(ctx context.Context, c chunk, fn func(key int64, s Sums) error) (err error) {
+	rc, err := c.Split.Open() // its errors name the file
+	if err != nil {
+		return fmt.Errorf("linreg: %w", err)
+	}
+	defer rc.Close() // a read-only file: nothing is lost
+	defer func() {
+		if err != nil {
+			rd.discard()
+		}
+	}()
+	var s Sums
+	some := false // s has points
+	j := int64(0) // the chunk of s
+	emit := func() error {
+		if !some {
+			return nil
+		}
+		if j >= c.Keys {
+			return fmt.Errorf("linreg: %s: more than %d chunks of %d bytes in one compressed file: raise the chunk size", c.Path, c.Keys, c.Step)
+		}
+		rd.flush(&s)
+		if err := fn(c.Key+j, s); err != nil {
+			return err
+		}
+		s, some = Sums{}, false
+		return nil
+	}
+	if rd.format == fmtCSV {
+		if rd.br == nil {
+			rd.br = bufio.NewReaderSize(nil, 64<<10)
+		}
+		rd.br.Reset(rc)
+		defer rd.br.Reset(nil)
+		pos, checked := int64(0), int64(0)
+		for line := int64(1); ; line++ {
+			if pos-checked >= pieceBytes {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("linreg: %s at offset %d: %w", c.Path, pos, err)
+				}
+				checked = pos
+			}
+			n, text, err := rd.readLine(true)
+			switch {
+			case errors.Is(err, errLongLine):
+				return fmt.Errorf("linreg: %s: reading at offset %d: %w", c.Path, pos, err)
+			case err != nil && !errors.Is(err, io.EOF):
+				return fmt.Errorf("linreg: %w", err) // it names the file
+			}
+			if n == 0 {
+				return emit() // end of file
+			}
+			if k := pos / c.Step; k != j {
+				if err := emit(); err != nil {
+					return err
+				}
+				j = k
+			}
+			if perr := parsePoint(&s, text, pos == 0); perr != nil {
+				return fmt.Errorf("linreg: %s:%d (offset %d): %w", c.Path, line, pos, perr)
+			}
+			some = true
+			pos += int64(n)
+		}
+	}
+	if rd.buf == nil {
+		rd.buf = make([]byte, readBytes)
+	}
+	rec := recordSize(rd.format)
+	for pos, end := int64(0), c.Step; ; {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("linreg: %s at offset %d: %w", c.Path, pos, err)
+		}
+		p := rd.buf[:min(int64(len(rd.buf)), end-pos)]
+		n, err := io.ReadFull(rc, p)
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		switch {
+		case err != nil && !eof:
+			return fmt.Errorf("linreg: %w", err) // it names the file
+		case eof && (pos+int64(n))%rec != 0:
+			size := pos + int64(n)
+			return fmt.Errorf("linreg: %s: decompressed size %d is not a multiple of the %d-byte record: %d trailing bytes at offset %d",
+				c.Path, size, rec, size%rec, size-size%rec)
+		}
+		if n > 0 {
+			if err := rd.sum(&s, p[:n], c.Path, pos); err != nil {
+				return err
+			}
+			some = true
+		}
+		pos += int64(n)
+		if pos == end || eof {
+			if err := emit(); err != nil {
+				return err
+			}
+			j++
+			end += c.Step
+		}
+		if eof {
+			return nil
+		}
+	}
 }
 
 // maxPending bounds the points counted in the histogram between folds,
@@ -434,6 +596,9 @@ func (rd *reader) csv(ctx context.Context, sp mr.Split, s *Sums) error {
 // maxLine bounds a CSV line.
 const maxLine = 1 << 20
 
+// errLongLine is readLine's error for a line longer than maxLine.
+var errLongLine = fmt.Errorf("line longer than %d bytes", maxLine)
+
 // readLine reads one line, with its '\n' if any, and returns its length
 // and (if keep) its bytes, valid until the next call.
 func (rd *reader) readLine(keep bool) (int, []byte, error) {
@@ -444,7 +609,7 @@ func (rd *reader) readLine(keep bool) (int, []byte, error) {
 		n += len(frag)
 		if keep && (len(rd.line) > 0 || errors.Is(err, bufio.ErrBufferFull)) {
 			if len(rd.line)+len(frag) > maxLine {
-				return n, nil, fmt.Errorf("line longer than %d bytes", maxLine)
+				return n, nil, errLongLine
 			}
 			rd.line = append(rd.line, frag...)
 			frag = rd.line

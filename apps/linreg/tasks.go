@@ -13,7 +13,10 @@ import (
 //
 // Summing the tasks' Sums with Sums.Add in task order, from zero, and
 // calling Fit gives the bytes Seq gives; for int8 input (Integer) the
-// sums are exact and any order will do.
+// sums are exact and any order will do. A compressed file is one task,
+// whose Sums are those of the chunks its decompressed bytes are cut into,
+// added in order: for float input, the sum may then differ from Seq's in
+// the last bits (Seq adds each chunk's sums to the running total).
 type Tasks struct {
 	format int
 	in     *chunks

@@ -20,6 +20,14 @@
 // messages are not unescaped). Any other file is one message. Messages are
 // the map's input elements, weighted by their size.
 //
+// A file compressed with gzip, bzip2 or zstd (told by its first bytes,
+// package internal/zio; .mbox.gz is common) is decompressed and taken the
+// same way, with the same result as the uncompressed file: Scan
+// decompresses it to find its messages, and counting reads them in order
+// from one decompressing stream. A message of a compressed file over 1
+// GiB is an error. Bad compressed data (a truncated file, or a .gz name on
+// text) is an error naming the file.
+//
 // # Decoding
 //
 // The Subject header is counted (RFC 2047 encoded-words decoded; words in

@@ -59,12 +59,16 @@ type counts = [2]int64
 
 func add2(a, b counts) counts { return counts{a[0] + b[0], a[1] + b[1]} }
 
-// counter counts one message at a time. It belongs to one goroutine.
+// counter counts one message at a time. It belongs to one goroutine; its
+// close closes a compressed file left open.
 type counter struct {
 	m   *matcher
 	d   *decoder
 	buf []byte
+	z   zstream
 }
+
+func (c *counter) close() { c.z.close() }
 
 func newCounter(words []string) *counter {
 	return &counter{m: newMatcher(words), d: newDecoder()}
@@ -77,7 +81,13 @@ func (c *counter) message(ctx context.Context, msg Message, emit func(int32, cou
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	raw, err := msg.read(c.buf)
+	var raw []byte
+	var err error
+	if msg.Compressed {
+		raw, err = c.z.read(ctx, msg, c.buf)
+	} else {
+		raw, err = msg.read(c.buf)
+	}
 	if err != nil {
 		return err
 	}
@@ -169,6 +179,7 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 	}
 	t := newTable(len(words))
 	c := newCounter(words)
+	defer c.close()
 	for _, m := range msgs {
 		if err := c.message(ctx, m, t.emit); err != nil {
 			return nil, err
@@ -197,6 +208,7 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 		go func(t *table) {
 			defer wg.Done()
 			c := newCounter(words)
+			defer c.close()
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(len(msgs)) {
@@ -299,6 +311,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return nil, err
 	}
 	c := newCounter(words)
+	defer c.close()
 	if err := appjob.Map(ctx, r, j, mr.Input[Message](messages(msgs)), c.message, nil, st); err != nil {
 		return nil, err
 	}

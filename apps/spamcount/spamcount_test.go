@@ -299,7 +299,7 @@ func runJob(t testing.TB, c config, paths []string) *Result {
 	t.Helper()
 	var mu sync.Mutex
 	results := make([]*Result, c.ranks)
-	err := pgas.Run(context.Background(), pgas.Config{Ranks: c.ranks, Check: true}, func(ctx context.Context, r *pgas.Rank) error {
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: c.ranks}, func(ctx context.Context, r *pgas.Rank) error {
 		res, err := Run(ctx, r, paths, c.o)
 		mu.Lock()
 		results[r.ID()] = res

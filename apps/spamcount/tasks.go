@@ -30,6 +30,12 @@ func (c *Counter) Count(ctx context.Context, msg Message, emit func(word int, oc
 	return malformed, err
 }
 
+// Close closes the compressed file a Count may leave open for the next
+// message of the file (messages of a compressed file are read from its
+// start; one read in order is left open, and closed at the file's end).
+// The Counter may be used after.
+func (c *Counter) Close() { c.c.close() }
+
 // Files lists the regular files under paths in the order Scan reads them
 // (directories walked in lexical order, symbolic links to files
 // followed). Scan of one of them lists its messages.

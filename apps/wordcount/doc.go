@@ -10,6 +10,15 @@
 // first 8 KiB is binary: skipped and counted. A file that cannot be read
 // is an error naming it, unless Options.SkipUnreadable.
 //
+// A file compressed with gzip, bzip2 or zstd (told by its first bytes,
+// package internal/zio) is counted as its decompressed text, with the
+// same result as the uncompressed file; the binary test applies to the
+// decompressed bytes. A file named .gz, .bz2 or .zst is one chunk,
+// weighted by its compressed size, decompressed as a stream. Bad
+// compressed data (a truncated file, or a .gz name on text) is an error
+// naming the file, unless Options.SkipUnreadable; the words before the
+// damage are then counted, as before any failed read.
+//
 //	err := pgas.Run(ctx, pgas.Config{Ranks: 2}, func(ctx context.Context, r *pgas.Rank) error {
 //		res, err := wordcount.Run(ctx, r, []string{"corpus/"}, wordcount.Options{Top: 10})
 //		if err != nil || res == nil { // res is nil except on the root

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pgasmr/pgasmr/internal/zio"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 )
@@ -72,7 +73,8 @@ type chunk struct {
 }
 
 // chunks cuts files into chunks of at most size bytes; an empty file gives
-// one empty chunk.
+// one empty chunk, and a file named as compressed (zio.ByName) one chunk
+// of its compressed size: a compressed stream is read from its start.
 func chunks(files []mr.File, size int64) []chunk {
 	var cs []chunk
 	for _, f := range files {
@@ -80,8 +82,12 @@ func chunks(files []mr.File, size int64) []chunk {
 			cs = append(cs, chunk{path: f.Path, firstChunk: true})
 			continue
 		}
-		for off := int64(0); off < f.Size; off += size {
-			cs = append(cs, chunk{path: f.Path, size: f.Size, off: off, n: min(size, f.Size-off), firstChunk: off == 0})
+		step := size
+		if zio.ByName(f.Path) != zio.None {
+			step = f.Size
+		}
+		for off := int64(0); off < f.Size; off += step {
+			cs = append(cs, chunk{path: f.Path, size: f.Size, off: off, n: min(step, f.Size-off), firstChunk: off == 0})
 		}
 	}
 	return cs
@@ -154,7 +160,11 @@ func (r *reader) count(ctx context.Context, c chunk, add func([][]byte)) (status
 	case ctx.Err() != nil:
 		return st, "", err
 	case r.skip:
-		return unreadable, err.Error(), nil
+		reason := err.Error()
+		if ce := (*zio.CorruptError)(nil); errors.As(err, &ce) {
+			reason = strings.TrimPrefix(ce.Error(), ce.Path+": ") // the path is the Skip's
+		}
+		return unreadable, reason, nil
 	}
 	return st, "", err
 }
@@ -178,6 +188,18 @@ func (r *reader) countFile(ctx context.Context, c chunk, add func([][]byte)) (st
 	head := r.buf[:min(headBytes, c.size)]
 	if err := readAt(f, head, 0); err != nil {
 		return counted, err
+	}
+	format, err := zio.DetectHead(c.path, head)
+	if err != nil {
+		return counted, fmt.Errorf("wordcount: %w", err) // it names the file
+	}
+	if format != zio.None {
+		if c.off > 0 {
+			// Compressed content under a name that does not say so, cut
+			// into chunks: its first chunk reads it all.
+			return counted, nil
+		}
+		return r.streamCompressed(ctx, f, c.path, format, add)
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
 		return binaryFile, nil
@@ -229,6 +251,61 @@ func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func(
 		}
 	}
 	return nil
+}
+
+// streamCompressed tokenizes the decompressed contents of f, the file
+// path of the given format, not read yet (but with ReadAt), reading a
+// block at a time. A NUL in its first 8 KiB makes it binary, as for a file
+// that is not compressed. Words before bad data (a truncated file) are
+// counted, as before any failed read.
+func (r *reader) streamCompressed(ctx context.Context, f *os.File, path string, format zio.Format, add func([][]byte)) (status, error) {
+	zr, err := zio.NewNamedReader(f, path, format)
+	if err != nil {
+		return counted, fmt.Errorf("wordcount: %w", err) // it names the file
+	}
+	defer zr.Close() // f is closed by the caller
+	if r.b == nil {
+		r.b = newBatch(nil)
+	}
+	r.b.fn = add
+	carry := 0
+	for first := true; ; first = false {
+		if err := ctx.Err(); err != nil {
+			return counted, err
+		}
+		if carry == len(r.buf) { // one word longer than the buffer
+			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+			r.buf = r.buf[:cap(r.buf)]
+		}
+		n, err := io.ReadFull(zr, r.buf[carry:]) // len(r.buf) >= headBytes
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		data := r.buf[:carry+n]
+		if first && bytes.IndexByte(data[:min(len(data), headBytes)], 0) >= 0 {
+			return binaryFile, nil
+		}
+		end := len(data)
+		if !eof {
+			end = safeEnd(data)
+		}
+		if err != nil && !eof {
+			// Bad data: the words that end before it are counted, the
+			// same ones whatever the buffer's size.
+			r.b.words(data[:end])
+			r.b.flush()
+			return counted, fmt.Errorf("wordcount: %w", err) // it names the file
+		}
+		r.b.words(data[:end])
+		r.b.flush() // before the buffer is reused
+		carry = copy(r.buf, data[end:])
+		if r.block != nil {
+			if err := r.block(); err != nil {
+				return counted, err
+			}
+		}
+		if eof {
+			return counted, nil
+		}
+	}
 }
 
 // cut returns the cut position of nominal offset o in f (see cutIn): 0 at

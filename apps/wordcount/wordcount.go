@@ -29,8 +29,9 @@ type Options struct {
 	mr.Options
 	// Top keeps the first Top words of the result (0: all).
 	Top int
-	// SkipUnreadable turns a file that cannot be listed, opened or read
-	// into a Result.Unreadable entry instead of an error.
+	// SkipUnreadable turns a file that cannot be listed, opened or read,
+	// or whose compressed data is bad, into a Result.Unreadable entry
+	// instead of an error.
 	SkipUnreadable bool
 	// ChunkBytes is the nominal size of the chunks large files are cut
 	// into (0: DefaultChunkBytes).

@@ -96,7 +96,7 @@ var apps = []*app{
 	{
 		name:     "histogram",
 		summary:  "counts the 256 values of each colour channel of 24-bit BMP images",
-		input:    "24-bit uncompressed BMP files (BITMAPINFOHEADER or later; bottom-up or top-down); files or directories",
+		input:    "24-bit uncompressed BMP files (BITMAPINFOHEADER or later; bottom-up or top-down), also gzip, bzip2 or zstd compressed; files or directories",
 		defaults: histogram.Defaults(),
 		walk:     true,
 		flags:    []string{"png"},
@@ -117,7 +117,7 @@ var apps = []*app{
 	{
 		name:     "linreg",
 		summary:  "fits a line to points by least squares: n, slope, intercept, r²",
-		input:    "point files: int8 pairs (default), f64 pairs (--input-format f64) or CSV x,y lines (--input-format csv)",
+		input:    "point files: int8 pairs (default), f64 pairs (--input-format f64) or CSV x,y lines (--input-format csv), also gzip, bzip2 or zstd compressed",
 		defaults: linreg.Defaults(),
 		walk:     true,
 		flags:    []string{"input-format", "png"},
@@ -142,7 +142,7 @@ var apps = []*app{
 	{
 		name:     "wordcount",
 		summary:  "counts the words of text files (Unicode letters and digits, lower-cased)",
-		input:    "UTF-8 text: files and directory trees (binary files, with a NUL in the first 8 KiB, are skipped)",
+		input:    "UTF-8 text, also gzip, bzip2 or zstd compressed (.gz, .bz2, .zst, found by content): files and directory trees (binary files, with a NUL in the first 8 KiB, are skipped)",
 		defaults: wordcount.Defaults(),
 		flags:    []string{"top", "skip-unreadable"},
 		unit:     "files",
@@ -168,7 +168,7 @@ var apps = []*app{
 	{
 		name:     "spamcount",
 		summary:  "counts 256 spam and malware words in e-mail messages (occurrences and messages)",
-		input:    "e-mail: one message per file, or mbox files; files or directories",
+		input:    "e-mail: one message per file, or mbox files, also gzip, bzip2 or zstd compressed; files or directories",
 		defaults: spamcount.Defaults(),
 		flags:    []string{"words"},
 		unit:     "messages",
