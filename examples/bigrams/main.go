@@ -11,7 +11,8 @@
 // default) and the store orders it by its words (reduce.NewHashStoreFunc;
 // reduce.NewEncodedHashStore needs no compare function, but orders keys
 // by their encodings, not by their words). Counts are summed as they
-// are emitted (reduce.Sum). The reduce is partitioned: every bigram is
+// are emitted (reduce.Sum) and read with mr.Collect. The reduce is
+// partitioned unless -mode names another gather mode: every bigram is
 // counted on one rank (the ranks of a node first combine their counts in
 // the node's table, which the map fills as it goes: mr.WithReduce), and
 // mr.TopK gathers only each rank's k best to the root. Words are maximal
@@ -61,19 +62,13 @@ func byCount(a, b mr.KV[Bigram, int64]) int {
 	return cmp.Or(cmp.Compare(b.Value, a.Value), compareBigrams(a.Key, b.Key))
 }
 
-// Options configure Top.
-type Options struct {
-	mr.Options     // -mode
-	K          int // bigrams to print
-}
-
-// defaults: the element map only; the partitioned gather.
+// defaults: the element map only; the partitioned gather (see Top).
 var defaults = mr.Defaults{}
 
-// Top is the job every rank runs: it returns, on o.Root, the o.K most
-// frequent bigrams of the files under paths with their counts, in byCount
-// order.
-func Top(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[Bigram, int64], error) {
+// Top is the job every rank runs: it returns, on the job's root, the k
+// most frequent bigrams of the files under paths with their counts, in
+// byCount order.
+func Top(ctx context.Context, r *pgas.Rank, paths []string, k int) ([]mr.KV[Bigram, int64], error) {
 	in, _, err := mr.AllFiles(ctx, r, mr.FileOptions{}, paths...)
 	if err != nil {
 		return nil, err
@@ -93,29 +88,21 @@ func Top(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[
 		}
 		return nil
 	}
-	// o's reduce options without the merge to the root that
-	// Options.ReduceOptions adds to a partitioned gather: TopK brings only
-	// candidates there. (Under GatherNone a key's counts are spread over
-	// the ranks: they must merge.)
-	g := o.Resolve(defaults).Gather
-	ro := o.ReduceOptions(defaults)
-	if g == reduce.GatherPartitioned {
-		ro = append(ro, mr.NoMerge())
+	// Partitioned unless -mode asks for another gather: each rank keeps
+	// the bigrams it owns, and TopK brings only its k best to the root.
+	jo, _ := mr.JobOptionsFrom(ctx)
+	var ro []mr.ReduceOption
+	if jo.Resolve(defaults).Gather == reduce.GatherPartitioned {
+		ro = append(ro, mr.Gather(reduce.GatherPartitioned))
 	}
-	if _, err := mr.ApplyMap(ctx, r, in, pairs, st, append(o.MapOptions(), mr.WithReduce(ro...))...); err != nil {
+	if _, err := mr.ApplyMap(ctx, r, in, pairs, st, mr.WithReduce(ro...)); err != nil {
 		return nil, err
 	}
-	counts, err := mr.ReduceKeys(ctx, r, st, func(_ context.Context, _ Bigram, n []int64) (int64, error) {
-		return n[0], nil
-	}, ro...)
+	counts, err := mr.Collect(ctx, r, st, ro...)
 	if err != nil {
 		return nil, err
 	}
-	mine := counts.Value
-	if g == reduce.GatherAll && r.ID() != o.Root {
-		mine = nil // every rank holds every key: the root's are all
-	}
-	return mr.TopK(ctx, r, mine, o.K, byCount, o.Root)
+	return mr.TopK(ctx, r, counts.Value, k, byCount, jo.Root)
 }
 
 func notLetter(c rune) bool { return !unicode.IsLetter(c) }
@@ -124,20 +111,18 @@ func notLetter(c rune) bool { return !unicode.IsLetter(c) }
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bigrams", flag.ContinueOnError)
 	jo := job.Flags(fs)
-	var o Options
-	fs.IntVar(&o.K, "k", 20, "bigrams to print")
+	k := fs.Int("k", 20, "bigrams to print")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("usage: bigrams [-np N] [-mode M] [-k K] PATH...")
 	}
-	o.Options = jo.Mode
-	if err := o.Validate(defaults); err != nil {
+	if err := jo.Mode.Validate(defaults); err != nil {
 		return fmt.Errorf("-mode: %w", err)
 	}
 	top, ok, err := job.Run(*jo, func(ctx context.Context, r *pgas.Rank) ([]mr.KV[Bigram, int64], error) {
-		return Top(ctx, r, fs.Args(), o)
+		return Top(ctx, r, fs.Args(), *k)
 	})
 	if err != nil || !ok {
 		return err

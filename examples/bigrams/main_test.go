@@ -143,6 +143,7 @@ func TestTopBigrams(t *testing.T) {
 		{[]int{2, 3}, "gather-all"},
 		{[]int{2, 3}, "gather-root+root=1"},
 		{[]int{3}, "gather-none"},
+		{[]int{3}, "gather-partitioned+root=2"},
 		{[]int{3}, "cyclic+no-collectives+node=off"},
 		{[]int{2, 3}, "balanced+node=on+node-budget=1000+root=1"},
 	} {

@@ -10,8 +10,9 @@ import (
 )
 
 // TestSameOutputEverywhere builds this program and mrrun, and checks that
-// the program prints the same bytes in one process with 1 and 3 ranks and
-// as 2 and 4 processes under mrrun exec on the shm transport.
+// the program prints the same bytes in one process with 1 and 3 ranks (on
+// any root) and as 2 and 4 processes under mrrun exec on the shm
+// transport.
 func TestSameOutputEverywhere(t *testing.T) {
 	dir := t.TempDir()
 	prog, mrrun := filepath.Join(dir, "embed"), filepath.Join(dir, "mrrun")
@@ -40,6 +41,7 @@ func TestSameOutputEverywhere(t *testing.T) {
 	}
 	for _, c := range [][]string{
 		append([]string{prog, "-np", "3"}, files...),
+		append([]string{prog, "-np", "3", "-mode", "root=2"}, files...),
 		append([]string{mrrun, "exec", "-np", "2", "--", prog}, files...),
 		append([]string{mrrun, "exec", "--transport", "shm", "-np", "4", "--", prog}, files...),
 	} {

@@ -8,7 +8,7 @@
 // because job.Run takes the job's configuration from the environment,
 // which says whether a launcher started this process as a rank (and keeps
 // -np's in-process ranks when none did). It counts the lines of the files
-// that contain each word, reduced over the ranks (ReduceKeys under the
+// that contain each word, reduced over the ranks (Collect under the
 // partitioned gather, then TopK, which gathers only each rank's best),
 // and checks the total number of lines with an Allreduce; the root prints
 // the most common words (the output does not depend on the rank count or
@@ -95,9 +95,7 @@ func run() error {
 		if err != nil {
 			return summary{}, err
 		}
-		counts, err := mr.ReduceKeys(ctx, r, st, func(_ context.Context, _ string, n []int64) (int64, error) {
-			return n[0], nil
-		}, mr.Gather(reduce.GatherPartitioned))
+		counts, err := mr.Collect(ctx, r, st, mr.Gather(reduce.GatherPartitioned))
 		if err != nil {
 			return summary{}, err
 		}
@@ -120,7 +118,8 @@ func run() error {
 		if err != nil {
 			return summary{}, err
 		}
-		best, err := mr.TopK(ctx, r, counts.Value, *top, byCount, 0)
+		jo, _ := mr.JobOptionsFrom(ctx) // -mode root=N: the root job.Run returns
+		best, err := mr.TopK(ctx, r, counts.Value, *top, byCount, jo.Root)
 		return summary{lines: mapped, distinct: distinct, top: best}, err
 	})
 	if err != nil || !ok {

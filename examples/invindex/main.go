@@ -8,11 +8,11 @@
 //	mrrun exec -np 4 -- ./invindex -top 10 DIR...        # ranks as processes
 //
 // The map reads whole files (mr.AllFiles: line numbers count from a file's
-// start) and emits (word, Pos) once for every line a word is on; the
-// store keeps every value (reduce.KeepAll), Pos moves between ranks with
-// msgpack (reduce.CodecFor's default for a struct), and the reduce sorts
-// each word's positions. Words are maximal runs of letters and digits,
-// lower-cased.
+// start) line by line (mr.Split.Lines) and emits (word, Pos) once for
+// every line a word is on; the store keeps every value (reduce.KeepAll),
+// Pos moves between ranks with msgpack (reduce.CodecFor's default for a
+// struct), and the reduce sorts each word's positions. Words are maximal
+// runs of letters and digits, lower-cased.
 //
 // Output: one line per word, in word order (with -top: most positions
 // first, ties by word): the word, its number of positions and each
@@ -23,7 +23,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"flag"
@@ -59,18 +58,18 @@ func comparePos(a, b Pos) int {
 
 // Options configure Index.
 type Options struct {
-	mr.Options        // -mode
-	Top        int    // only the Top words on most lines (0: every word)
-	Word       string // only this word ("": every word)
+	Top  int    // only the Top words on most lines (0: every word)
+	Word string // only this word ("": every word)
 }
 
-// defaults: the element map only, and the partitioned gather (merged to
-// the root by Options.ReduceOptions).
+// defaults: the element map only.
 var defaults = mr.Defaults{}
 
 // Index is the job every rank runs: it indexes the files under paths and
-// returns, on o.Root, every word with its sorted positions, in word order
-// (with o.Top, the o.Top words with most positions).
+// returns every word with its sorted positions, in word order (with o.Top,
+// the o.Top words with most positions), on every rank that has the
+// reduce's result: every rank by default, the root under -mode's other
+// gather modes.
 func Index(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.KV[string, []Pos], error) {
 	in, _, err := mr.AllFiles(ctx, r, mr.FileOptions{}, paths...)
 	if err != nil {
@@ -82,30 +81,26 @@ func Index(ctx context.Context, r *pgas.Rank, paths []string, o Options) ([]mr.K
 	}
 	only := strings.ToLower(o.Word)
 	lines := func(ctx context.Context, s mr.Split, emit func(string, Pos)) error {
-		text, err := s.Read(nil)
-		if err != nil {
-			return err
-		}
-		n := 0
-		for line := range bytes.Lines(text) {
+		n := 0 // the line number: a split is a whole file
+		return s.Lines(ctx, func(l mr.Line) error {
 			n++
-			words := strings.FieldsFunc(strings.ToLower(string(line)), notWord)
+			words := strings.FieldsFunc(strings.ToLower(string(l.Text)), notWord)
 			slices.Sort(words)
 			for _, w := range slices.Compact(words) { // once per line
 				if only == "" || w == only {
 					emit(w, Pos{s.Path, n})
 				}
 			}
-		}
-		return nil
+			return nil
+		})
 	}
-	if _, err := mr.ApplyMap(ctx, r, in, lines, st, o.MapOptions()...); err != nil {
+	if _, err := mr.ApplyMap(ctx, r, in, lines, st); err != nil {
 		return nil, err
 	}
 	res, err := mr.ReduceKeys(ctx, r, st, func(_ context.Context, _ string, ps []Pos) ([]Pos, error) {
 		slices.SortFunc(ps, comparePos)
 		return ps, nil
-	}, o.ReduceOptions(defaults)...)
+	})
 	idx := res.Value
 	if err != nil || o.Top <= 0 {
 		return idx, err
@@ -131,8 +126,7 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("usage: invindex [-np N] [-mode M] [-top N | -word W] PATH...")
 	}
-	o.Options = jo.Mode
-	if err := o.Validate(defaults); err != nil {
+	if err := jo.Mode.Validate(defaults); err != nil {
 		return fmt.Errorf("-mode: %w", err)
 	}
 	idx, ok, err := job.Run(*jo, func(ctx context.Context, r *pgas.Rank) ([]mr.KV[string, []Pos], error) {

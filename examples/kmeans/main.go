@@ -16,9 +16,9 @@
 // points; the reduce adds a centre's chunk sums and divides. It stops when
 // an iteration leaves every centre as it was (bit for bit: then no point
 // changes centre any more) or after -iter iterations. Every rank ends with
-// the same centres: under the gather-all default each rank reduces every
-// centre itself; under any other gather mode the root reduces them and
-// broadcasts them (mr.BroadcastValue).
+// the same centres: by default the reduce gives every rank every centre
+// (mr.ReduceKeys without a Gather option); under -mode's other gather
+// modes the root reduces them and broadcasts them (mr.BroadcastValue).
 //
 // Why the result is exact: floating-point addition is not associative, so
 // a sum must be made in the same order at every rank count. Chunks are
@@ -73,14 +73,13 @@ type Partial struct {
 
 // Options configure KMeans.
 type Options struct {
-	mr.Options     // -mode
-	K          int // centres
-	MaxIter    int // iterations at most
-	Chunk      int // points a map call sums
+	K       int // centres
+	MaxIter int // iterations at most
+	Chunk   int // points a map call sums
 }
 
-// defaults: the element map only; every rank reduces every centre.
-var defaults = mr.Defaults{Gather: reduce.GatherAll}
+// defaults: the element map only.
+var defaults = mr.Defaults{}
 
 // Result is the outcome of KMeans.
 type Result struct {
@@ -141,31 +140,26 @@ func KMeans(ctx context.Context, r *pgas.Rank, points []Point, o Options) (Resul
 		}
 		return t, nil
 	}
+	// Under -mode's gather modes other than all, only the root reduces.
+	jo, _ := mr.JobOptionsFrom(ctx)
+	rootOnly := jo.Gather != reduce.GatherDefault && jo.Gather != reduce.GatherAll
 	for !res.Converged && res.Iterations < o.MaxIter {
-		if _, err := mr.ApplyMap(ctx, r, mr.Slice(chunks), assign, st, o.MapOptions()...); err != nil {
+		if _, err := mr.ApplyMap(ctx, r, mr.Slice(chunks), assign, st); err != nil {
 			return Result{}, err
 		}
-		sums, err := mr.ReduceKeys(ctx, r, st, add, o.ReduceOptions(defaults)...)
+		sums, err := mr.ReduceKeys(ctx, r, st, add)
+		if err == nil && rootOnly {
+			sums.Value, err = mr.BroadcastValue(ctx, r, sums.Value, jo.Root)
+		}
 		if err != nil {
 			return Result{}, err
-		}
-		totals := make([]Partial, o.K) // empty for a centre no point is nearest
-		for _, kv := range sums.Value {
-			totals[kv.Key] = kv.Value
-		}
-		if o.Resolve(defaults).Gather != reduce.GatherAll { // only the root reduced
-			if totals, err = mr.BroadcastValue(ctx, r, totals, o.Root); err != nil {
-				return Result{}, err
-			}
 		}
 		res.Iterations++
 		res.Converged = true
 		res.Sizes = make([]int64, o.K)
-		for c, t := range totals {
+		for _, kv := range sums.Value { // none for an empty cluster: it keeps its centre
+			c, t := kv.Key, kv.Value
 			res.Sizes[c] = t.N
-			if t.N == 0 {
-				continue // an empty cluster keeps its centre
-			}
 			next := make(Point, dim)
 			for j, s := range t.Sum {
 				next[j] = s / float64(t.N)
@@ -255,8 +249,7 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() != 1 {
 		return fmt.Errorf("usage: kmeans [-np N] [-mode M] [-k K] [-iter N] [-chunk N] FILE.csv")
 	}
-	o.Options = jo.Mode
-	if err := o.Validate(defaults); err != nil {
+	if err := jo.Mode.Validate(defaults); err != nil {
 		return fmt.Errorf("-mode: %w", err)
 	}
 	points, err := readPoints(fs.Arg(0)) // by every process, before the job

@@ -165,6 +165,29 @@ func TestKMeans(t *testing.T) {
 	}
 }
 
+// TestEmptyCluster: a centre that no point is nearest (the first two
+// points are the same, so the second centre loses every tie) keeps its
+// place and prints size 0, as in the oracle.
+func TestEmptyCluster(t *testing.T) {
+	pts := []Point{{0, 0}, {0, 0}, {5, 5}, {6, 6}, {-1, 1}, {1, -1}}
+	path := filepath.Join(t.TempDir(), "points.csv")
+	if err := os.WriteFile(path, []byte("0,0\n0,0\n5,5\n6,6\n-1,1\n1,-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := oracle(pts, 3, 100, 2)
+	if !strings.Contains(want, "\n1\t0\t0\t0\n") {
+		t.Fatalf("the oracle's second centre is not empty:\n%s", want)
+	}
+	for _, n := range []int{1, 2, 3} {
+		for _, mode := range []string{"default", "gather-partitioned", fmt.Sprintf("gather-root+root=%d", n-1)} {
+			args := []string{"-np", fmt.Sprint(n), "-mode", mode, "-k", "3", "-chunk", "2", path}
+			if got := runOut(t, args...); got != want {
+				t.Errorf("kmeans %q:\n%s\nwant\n%s", args, got, want)
+			}
+		}
+	}
+}
+
 func runOut(t *testing.T, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
