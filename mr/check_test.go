@@ -12,7 +12,7 @@ import (
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
-// TestCheckInputMismatch: under Config.Check, ranks passing different
+// TestCheckInputMismatch: by default (no Config.NoCheck), ranks passing different
 // input lists to ApplyMap get an error at once.
 func TestCheckInputMismatch(t *testing.T) {
 	err := pgas.Run(context.Background(), pgas.Config{Ranks: 3}, func(ctx context.Context, r *pgas.Rank) error {

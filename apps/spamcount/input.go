@@ -310,7 +310,7 @@ func (ms messages) At(_ context.Context, i int64) (Message, error) { return ms[i
 func (ms messages) Weight(i int64) float64 { return float64(max(ms[i].Len, 1)) }
 
 // Hash hashes every message's path, offset and length (compared across
-// ranks under pgas.Config.Check).
+// ranks unless pgas.Config.NoCheck).
 func (ms messages) Hash() uint64 {
 	h := fnv.New64a()
 	var b []byte

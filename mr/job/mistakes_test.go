@@ -174,6 +174,19 @@ func wordCounts(ctx context.Context, r *pgas.Rank, opts ...mr.ReduceOption) (mr.
 	return mr.Collect(ctx, r, st, opts...)
 }
 
+// chainPartitionedLocal counts the words partitioned and maps each rank's
+// part where it lies.
+func chainPartitionedLocal(ctx context.Context, r *pgas.Rank) (string, error) {
+	res, err := wordCounts(ctx, r, mr.Gather(reduce.GatherPartitioned))
+	if err != nil {
+		return "", err
+	}
+	if !res.Part && r.N() > 1 {
+		return "", fmt.Errorf("a partitioned result does not say it is a part")
+	}
+	return countsOfCounts(ctx, r, mr.Local(res.Value))
+}
+
 const chainOracle = "[{1 200} {2 200} {3 200} {4 200} {5 200}]"
 
 type mistake struct {
@@ -277,16 +290,7 @@ var mistakes = []mistake{
 	{
 		// A partitioned first stage mapped where it lies.
 		name: "chain-partitioned-local",
-		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
-			res, err := wordCounts(ctx, r, mr.Gather(reduce.GatherPartitioned))
-			if err != nil {
-				return "", err
-			}
-			if !res.Part && r.N() > 1 {
-				return "", fmt.Errorf("a partitioned result does not say it is a part")
-			}
-			return countsOfCounts(ctx, r, mr.Local(res.Value))
-		},
+		body: chainPartitionedLocal,
 		want: chainOracle,
 	},
 	{
@@ -294,16 +298,7 @@ var mistakes = []mistake{
 		// stage that asks for a partitioned result gets it as asked.
 		name: "chain-partitioned-local-mode-none",
 		mode: "gather-none+root=1",
-		body: func(ctx context.Context, r *pgas.Rank) (string, error) {
-			res, err := wordCounts(ctx, r, mr.Gather(reduce.GatherPartitioned))
-			if err != nil {
-				return "", err
-			}
-			if !res.Part && r.N() > 1 {
-				return "", fmt.Errorf("a partitioned result does not say it is a part")
-			}
-			return countsOfCounts(ctx, r, mr.Local(res.Value))
-		},
+		body: chainPartitionedLocal,
 		want: chainOracle,
 	},
 	{
