@@ -33,11 +33,15 @@ const (
 	envMistake = "PGASMR_TEST_MISTAKE"
 	envMode    = "PGASMR_TEST_MODE"
 	envDir     = "PGASMR_TEST_DIR" // the inputs of the file mistakes (mistakeInputs)
+	envRaw     = "PGASMR_TEST_RAW" // run pgas.Run without launch.FromEnv (rawMain)
 	resultTag  = "RESULT: "
 )
 
 func TestMain(m *testing.M) {
 	if which, _ := launch.Launched(); which == "shm" {
+		if os.Getenv(envRaw) != "" {
+			os.Exit(rawMain())
+		}
 		os.Exit(rankMain())
 	}
 	os.Exit(m.Run())
@@ -64,6 +68,47 @@ func rankMain() int {
 		fmt.Printf("%s%s\n", resultTag, res)
 	}
 	return 0
+}
+
+// rawMain is a program that a launcher started as one of several ranks
+// but that calls pgas.Run without launch.FromEnv: it would run a whole
+// 4-rank job in every process.
+func rawMain() int {
+	err := pgas.Run(context.Background(), pgas.Config{Ranks: 4}, func(ctx context.Context, r *pgas.Rank) error {
+		if r.ID() == 0 {
+			fmt.Println(resultTag + "a whole job")
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestLaunchedWithoutFromEnv: a program that calls pgas.Run without
+// launch.FromEnv, started by a launcher as 2 or 4 processes, fails with a
+// line saying what to call instead of printing N results.
+func TestLaunchedWithoutFromEnv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches processes")
+	}
+	for _, n := range []int{2, 4} {
+		var stdout, stderr bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := shm.Launch(ctx, shm.LaunchOptions{
+			Ranks:  n,
+			Argv:   []string{os.Args[0], "-test.run=^$"},
+			Env:    append(os.Environ(), envRaw+"=1"),
+			Stdout: &stdout,
+			Stderr: &stderr,
+		})
+		cancel()
+		if err == nil || strings.Contains(stdout.String(), resultTag) || !strings.Contains(stderr.String(), "call launch.FromEnv(cfg) before pgas.Run") {
+			t.Errorf("%d processes: err %v\nstdout:\n%s\nstderr:\n%s", n, err, stdout.String(), stderr.String())
+		}
+	}
 }
 
 // numbers is the data of the histogram mistakes: 1000 values in [0, 50).
