@@ -11,6 +11,8 @@ import (
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
+	"github.com/pgasmr/pgasmr/pgas/inproc"
+	"github.com/pgasmr/pgasmr/pgas/wrap"
 	"github.com/pgasmr/pgasmr/reduce"
 )
 
@@ -188,4 +190,54 @@ func BenchmarkCounter(b *testing.B) {
 			})
 		}
 	})
+}
+
+// BenchmarkCheck measures what the cross-rank checks of collective calls
+// and map inputs, on by default, cost a whole 2-rank job: the same job
+// with and without pgas.Config.NoCheck (run with -count N, the two
+// alternate). barriers/op and gets/op are rank 1's endpoint calls of one
+// job, which the checks add to.
+func BenchmarkCheck(b *testing.B) {
+	dir, size := benchCorpus(b)
+	paths := []string{dir}
+	for _, noCheck := range []bool{false, true} {
+		name := "checked"
+		if noCheck {
+			name = "nocheck"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(size)
+			tr := wrap.NewCounting(inproc.New())
+			var ops wrap.Counts
+			err := pgas.Run(context.Background(), pgas.Config{Ranks: 2, NoCheck: noCheck, Transport: tr}, func(ctx context.Context, r *pgas.Rank) error {
+				if err := r.Barrier(ctx); err != nil {
+					return err
+				}
+				if r.ID() == 0 {
+					b.ResetTimer()
+				}
+				before := tr.Counts(1)
+				for range b.N {
+					if _, err := Run(ctx, r, paths, Options{}); err != nil {
+						return err
+					}
+				}
+				if r.ID() == 1 {
+					after := tr.Counts(1)
+					for i := range ops.Ops {
+						ops.Ops[i] = after.Ops[i] - before.Ops[i]
+					}
+				}
+				if r.ID() == 0 {
+					b.StopTimer()
+				}
+				return r.Barrier(ctx)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(ops.Ops[wrap.OpBarrier])/float64(b.N), "barriers/op")
+			b.ReportMetric(float64(ops.Ops[wrap.OpGet])/float64(b.N), "gets/op")
+		})
+	}
 }
