@@ -285,7 +285,7 @@ func generateDir(ctx context.Context, out string, gen func(dir string) error) (f
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := os.Chmod(stage, 0o755); err != nil { // not MkdirTemp's 0700: stage may become out
+	if err := os.Chmod(stage, 0o777&^umask()); err != nil { // not MkdirTemp's 0700: stage may become out
 		os.Remove(stage)
 		return 0, 0, err
 	}

@@ -349,6 +349,14 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 			return s, usagef("--tmp %s: not a directory", f.tmp)
 		}
 		s.tmpDir = f.tmp
+	} else if d := os.Getenv("TMPDIR"); d != "" {
+		// Where pairs spill by default: refused now, not at the first
+		// spill deep into a job.
+		if fi, err := os.Stat(d); err != nil {
+			return s, usagef("TMPDIR=%s: %v (the directory pairs spill to; set TMPDIR or --tmp to one that exists)", d, err)
+		} else if !fi.IsDir() {
+			return s, usagef("TMPDIR=%s: not a directory (the directory pairs spill to; set TMPDIR or --tmp to one)", d)
+		}
 	}
 	if !slices.Contains(transports, f.transport) {
 		if f.transport == "shm" || f.transport == "mpi" || f.transport == "shmem" {
@@ -536,6 +544,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := f.checkOutputs(ctx, inputs); err != nil {
+		return err
+	}
 	showBar := !f.quiet && (f.progress || (!fs.Changed("progress") && isTerminal(stderr)))
 	launcher, rank := rankProcess()
 	if spec.transport == "shm" && launcher == "" {
@@ -631,6 +642,44 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// checkOutputs checks, before the job, that -o and --png can be written
+// (resolveOutput: the directory exists and is writable, no planted link),
+// that they are not the same file, and that neither is an input, which it
+// would overwrite.
+func (f *runFlags) checkOutputs(ctx context.Context, inputs []string) error {
+	outs := []struct{ flag, path string }{{"-o", f.output}, {"--png", f.png}}
+	var targets []outputTarget
+	for _, o := range outs {
+		if o.path == "" {
+			targets = append(targets, outputTarget{})
+			continue
+		}
+		t, err := resolveOutput(o.path)
+		if err != nil {
+			return usagef("%s %s: %v", o.flag, o.path, err)
+		}
+		targets = append(targets, t)
+	}
+	if f.output != "" && f.png != "" && (targets[0].path == targets[1].path || sameFile(targets[0].path, targets[1].path)) {
+		return usagef("-o %s and --png %s are the same file: the text would replace the image", f.output, f.png)
+	}
+	for i, t := range targets {
+		if !t.exists {
+			continue
+		}
+		files, _, err := mr.ListFiles(ctx, inputs, mr.ListOptions{SkipUnreadable: true})
+		if err != nil {
+			return err
+		}
+		for _, in := range files {
+			if sameFile(t.path, in.Path) {
+				return usagef("%s %s is the input %s: the result would overwrite it", outs[i].flag, outs[i].path, in.Path)
+			}
+		}
+	}
+	return nil
+}
+
 // closeResult removes the files of a result past the memory budget
 // (wordcount.Result.Close); other results have none.
 func closeResult(res result) {
@@ -642,20 +691,21 @@ func closeResult(res result) {
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed over path only when write succeeded, so an
 // interrupted or failed write never leaves a file that looks complete
-// (and a forced exit of ctx's command removes it). A symbolic link is
-// followed: the file it names is replaced, the link kept. A device or a
-// named pipe is written directly: it cannot be replaced atomically and
-// must not be replaced at all.
+// (and a forced exit of ctx's command removes it). Where it goes is
+// resolveOutput's: a symbolic link followed (the file it names replaced,
+// the link kept) unless another user planted it in /tmp, an existing
+// file's mode and owner kept, a new file's 0666 less the umask. A device
+// or a named pipe is written directly: it cannot be replaced atomically
+// and must not be replaced at all.
 func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) error) error {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		if fi.IsDir() {
-			return fmt.Errorf("%s is a directory", path)
-		}
-		return writeFileDirect(path, write) // a device or a named pipe: never replace it
+	t, err := resolveOutput(path)
+	if err != nil {
+		return err
 	}
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target // replace the file a link names, not the link
+	if t.direct {
+		return writeFileDirect(t.path, write) // a device or a named pipe: never replace it
 	}
+	path = t.path
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -675,7 +725,10 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 	if err := write(tmp); err != nil {
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(t.mode); err != nil {
+		return err
+	}
+	if err := chown(tmp, t.uid, t.gid); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
