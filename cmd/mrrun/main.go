@@ -14,9 +14,9 @@
 //
 // Errors are one line on stderr starting "mrrun: ". Exit status: 0 success;
 // 1 a failed job (a failed or killed rank included); 2 a usage error;
-// 130 interrupted (SIGINT or SIGTERM: every rank stops, and no output file
-// is left behind: results are written to a temporary file renamed at the
-// end).
+// 130 interrupted (SIGINT, SIGTERM, or SIGHUP when the terminal closes:
+// every rank stops, and no output file or spilled pair is left behind:
+// results are written to a temporary file renamed at the end).
 package main
 
 import (
@@ -40,7 +40,7 @@ func main() {
 	// about a second (a read blocked in the kernel) is ended anyway: see
 	// runWithDeadline.
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	args := os.Args[1:]
 	os.Exit(runWithDeadline(context.Background(), sig, forcedExitFor(args), os.Stderr, func(ctx context.Context) int {
 		return Main(ctx, args, os.Stdout, os.Stderr)

@@ -617,7 +617,17 @@ func TestInfo(t *testing.T) {
 // TestSIGINT interrupts a job in its map phase: every rank stops, mrrun
 // exits 130 within a bounded time and leaves no output file. The signal
 // goes out once the progress bar (forced on a pipe) shows input read.
-func TestSIGINT(t *testing.T) {
+func TestSIGINT(t *testing.T) { testInterrupt(t, os.Interrupt) }
+
+// TestSIGHUP: a closed terminal or a dropped ssh session (SIGHUP) ends a
+// job as SIGINT does: one line, exit 130, and nothing left in the output
+// directory or where pairs spill.
+func TestSIGHUP(t *testing.T) { testInterrupt(t, syscall.SIGHUP) }
+
+// testInterrupt sends sig to a wordcount job that spills, once it shows
+// progress, and checks that it stops within 3 s, exits 130 with one line,
+// and leaves no output and no spill files.
+func testInterrupt(t *testing.T, sig os.Signal) {
 	if testing.Short() {
 		t.Skip("generates a large corpus")
 	}
@@ -629,9 +639,9 @@ func TestSIGINT(t *testing.T) {
 	if err := wordcount.Generate(in, size, 8, 2); err != nil {
 		t.Fatal(err)
 	}
-	outDir := t.TempDir()
+	outDir, spill := t.TempDir(), t.TempDir()
 	out := filepath.Join(outDir, "out.tsv")
-	cmd := exec.Command(binPath, "-np", "4", "--progress", "-o", out, "wordcount", in)
+	cmd := exec.Command(binPath, "-np", "4", "--progress", "--memory", "8MiB", "--tmp", spill, "-o", out, "wordcount", in)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -664,7 +674,7 @@ func TestSIGINT(t *testing.T) {
 		t.Fatal("no progress within 30 s")
 	}
 	sent := time.Now()
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -673,10 +683,10 @@ func TestSIGINT(t *testing.T) {
 	case err = <-done:
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("mrrun still running 10 s after SIGINT")
+		t.Fatalf("mrrun still running 10 s after %v", sig)
 	}
 	took := time.Since(sent)
-	t.Logf("mrrun exited %v after SIGINT", took.Round(time.Millisecond))
+	t.Logf("mrrun exited %v after %v", took.Round(time.Millisecond), sig)
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v, want status 130; stderr %q", err, errb.String())
@@ -685,10 +695,13 @@ func TestSIGINT(t *testing.T) {
 		t.Errorf("stderr ends %q, want the bar cleared and then \"mrrun: interrupted\"", errb.String()[max(0, errb.Len()-120):])
 	}
 	if took > 3*time.Second {
-		t.Errorf("took %v to stop after SIGINT", took)
+		t.Errorf("took %v to stop after %v", took, sig)
 	}
 	if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
 		t.Errorf("output dir holds %d entries after the interrupt, want none", len(entries))
+	}
+	if entries, _ := os.ReadDir(spill); len(entries) != 0 {
+		t.Errorf("--tmp holds %d entries after the interrupt, want none", len(entries))
 	}
 }
 
