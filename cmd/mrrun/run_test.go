@@ -360,6 +360,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--turns", "-2", "wordcount", wc}, "--turns -2: want -1 (none), 0 (GOMAXPROCS) or a number of ranks"},
 		{[]string{"--memory", "lots", "wordcount", wc}, "--memory lots: want a size"},
 		{[]string{"--memory", "-1", "wordcount", wc}, "--memory -1: want a size"},
+		{[]string{"--memory", "1EiB", "wordcount", wc}, "--memory 1EiB: too big: more than the"},
+		{[]string{"--memory", "9EiB", "wordcount", wc}, "--memory 9EiB: too big: at most 4 EiB"},
 		{[]string{"--tmp", "/no/such/dir", "wordcount", wc}, "--tmp /no/such/dir: stat /no/such/dir: no such file or directory"},
 		{[]string{"--tmp", hist, "wordcount", wc}, "not a directory"},
 	}

@@ -1,6 +1,7 @@
 package memlimit
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -38,11 +39,17 @@ func ParseBudget(s string) (bytes int64, from string, err error) {
 		return bytes, from, nil
 	}
 	n, err := size.Parse(s)
+	if errors.Is(err, size.ErrTooBig) {
+		return 0, "", fmt.Errorf("too big: at most 4 EiB (0 for no bound)")
+	}
 	if err != nil || n < 0 {
 		return 0, "", fmt.Errorf("want a size (k, MB, MiB, ... suffixes), 0 for no bound, or auto")
 	}
 	if n == 0 {
 		return 0, "no bound (--memory 0)", nil
+	}
+	if phys, err := Physical(); err == nil && n > phys {
+		return 0, "", fmt.Errorf("too big: more than the %s of memory this machine has (0 for no bound)", size.String(phys))
 	}
 	return n, "--memory", nil
 }

@@ -3,6 +3,7 @@
 package size
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -16,12 +17,15 @@ var sizeUnits = []struct {
 	suffix string
 	mult   float64
 }{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"ki", 1 << 10}, {"mi", 1 << 20}, {"gi", 1 << 30}, {"ti", 1 << 40},
-	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
-	{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12},
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"pib", 1 << 50}, {"eib", 1 << 60},
+	{"ki", 1 << 10}, {"mi", 1 << 20}, {"gi", 1 << 30}, {"ti", 1 << 40}, {"pi", 1 << 50}, {"ei", 1 << 60},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"pb", 1e15}, {"eb", 1e18},
+	{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"p", 1e15},
 	{"b", 1},
 }
+
+// ErrTooBig is wrapped by Parse's error for a size past 4 EiB.
+var ErrTooBig = errors.New("too big")
 
 // Parse parses a byte count such as 1GiB, 150MB, 64k, 1.5GB or 4096.
 func Parse(s string) (int64, error) {
@@ -38,8 +42,11 @@ func Parse(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: want a number of bytes with an optional suffix (k, MB, MiB, GB, GiB, ...)", s)
 	}
 	v *= mult
-	if v < 0 || v > math.MaxInt64/2 {
-		return 0, fmt.Errorf("size %q: out of range", s)
+	if v < 0 {
+		return 0, fmt.Errorf("size %q: negative", s)
+	}
+	if v > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q: %w (at most 4 EiB)", s, ErrTooBig)
 	}
 	return int64(math.Round(v)), nil
 }
