@@ -63,7 +63,26 @@ func StatRegular(path string) (fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Mode: fi.Mode().Type()}
 	}
+	if err := checkSize(path, fi); err != nil {
+		return nil, err
+	}
 	return fi, nil
+}
+
+// ErrSizeUnknown is wrapped by the error of a file whose size stat does
+// not give: a file of /proc or /sys, which stat says is empty and which
+// holds what a read makes. Read by its size it would count as empty, a
+// silently wrong result; it is refused.
+var ErrSizeUnknown = errors.New("a /proc or /sys file, whose size stat gives as 0 whatever it holds: copy it to a regular file first")
+
+// checkSize returns an *fs.PathError wrapping ErrSizeUnknown if fi, the
+// FileInfo of path, says 0 bytes and path is on a file system whose files
+// have no size (procfs, sysfs).
+func checkSize(path string, fi fs.FileInfo) error {
+	if fi.Size() == 0 && sizeless(path) {
+		return &fs.PathError{Op: "read", Path: path, Err: ErrSizeUnknown}
+	}
+	return nil
 }
 
 // StatInput is StatRegular for a path given as an input that may also be
@@ -81,6 +100,11 @@ func StatInput(path string) (fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		return nil, &NotRegularError{Path: path, Mode: fi.Mode().Type()}
+	}
+	if fi.Mode().IsRegular() {
+		if err := checkSize(path, fi); err != nil {
+			return nil, err
+		}
 	}
 	return fi, nil
 }

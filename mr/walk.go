@@ -117,6 +117,9 @@ func ListFiles(ctx context.Context, paths []string, opts ListOptions) ([]File, [
 				return nil
 			case d.Type().IsRegular():
 				info, err := d.Info()
+				if err == nil {
+					err = checkSize(path, info)
+				}
 				if err != nil {
 					return fail(path, err)
 				}
