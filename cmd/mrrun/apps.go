@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pgasmr/pgasmr/apps/histogram"
 	"github.com/pgasmr/pgasmr/apps/linreg"
@@ -52,7 +54,7 @@ type app struct {
 	goroutines func(ctx context.Context, in []string, o jobOpts) (result, error)
 	// report writes a summary of res to w (stderr): skipped files and the
 	// like. It may be nil.
-	report func(w io.Writer, res result)
+	report func(w io.Writer, res result, verbose bool)
 	// png draws res to w (apps with --png).
 	png func(ctx context.Context, w io.Writer, in []string, o jobOpts, res result) error
 }
@@ -155,13 +157,17 @@ var apps = []*app{
 		goroutines: func(ctx context.Context, in []string, o jobOpts) (result, error) {
 			return nilResult(wordcount.Goroutines(ctx, in, wordcountOpts(o)))
 		},
-		report: func(w io.Writer, res result) {
+		report: func(w io.Writer, res result, verbose bool) {
 			r := res.(*wordcount.Result)
 			if n := len(r.SkippedBinary); n > 0 {
-				fmt.Fprintf(w, "wordcount: skipped %d binary %s: %s\n", n, plural(n, "file", "files"), strings.Join(r.SkippedBinary, ", "))
+				fmt.Fprintf(w, "wordcount: skipped %d binary %s: %s\n", n, plural(n, "file", "files"), listNames(r.SkippedBinary, verbose))
 			}
-			for _, s := range r.Unreadable {
-				fmt.Fprintf(w, "wordcount: skipped unreadable %s: %s\n", s.Path, s.Reason)
+			for i, s := range r.Unreadable {
+				if i == summaryNames && !verbose {
+					fmt.Fprintf(w, "wordcount: skipped %d more unreadable files (--verbose lists them all)\n", len(r.Unreadable)-i)
+					break
+				}
+				fmt.Fprintf(w, "wordcount: skipped unreadable %s: %s\n", quoteName(s.Path), escapeControls(s.Reason))
 			}
 		},
 	},
@@ -181,13 +187,70 @@ var apps = []*app{
 		goroutines: func(ctx context.Context, in []string, o jobOpts) (result, error) {
 			return nilResult(spamcount.Goroutines(ctx, in, spamcountOpts(o)))
 		},
-		report: func(w io.Writer, res result) {
+		report: func(w io.Writer, res result, _ bool) {
 			r := res.(*spamcount.Result)
 			if r.Malformed > 0 {
 				fmt.Fprintf(w, "spamcount: %d of %d messages had a part counted undecoded (malformed MIME)\n", r.Malformed, r.Messages)
 			}
 		},
 	},
+}
+
+// summaryNames is how many file names a summary line gives without
+// --verbose.
+const summaryNames = 5
+
+// listNames joins names (quoted where they hold control characters) for
+// a summary line: the first summaryNames and how many more, or all of
+// them when verbose.
+func listNames(names []string, verbose bool) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i == summaryNames && !verbose {
+			fmt.Fprintf(&b, " and %d more (--verbose lists them all)", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteName(n))
+	}
+	return b.String()
+}
+
+// quoteName returns a file name as it can go to a terminal: as it is, or
+// Go-quoted if it holds a control character or is not UTF-8 (an escape
+// sequence in a name must not reach the terminal raw).
+func quoteName(s string) string {
+	if !hasControls(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// escapeControls replaces the control characters of s, and its bytes
+// that are not UTF-8, with Go escapes (\x1b, \t, \xff), so that s can go
+// to a terminal; a string without them is returned as it is.
+func escapeControls(s string) string {
+	if !hasControls(s) {
+		return s
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
+}
+
+// hasControls reports whether s holds a control character or is not
+// UTF-8.
+func hasControls(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+			return true
+		}
+	}
+	return false
 }
 
 // findApp returns the app called name.

@@ -88,6 +88,7 @@ func report(ctx context.Context, stderr io.Writer, err error) int {
 		code = ee.code
 	}
 	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	msg = escapeControls(msg) // a file name's escape sequence must not reach the terminal
 	if launcher, rank := rankProcess(); launcher != "" {
 		// A rank process: its launcher prints one line for the job.
 		if code == 130 {

@@ -58,6 +58,10 @@ func resolveOutput(path string) (outputTarget, error) {
 	}
 	dir := filepath.Dir(t.path)
 	if err := writableDir(dir); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == dir {
+			err = pe.Err // the path is said once
+		}
 		return t, fmt.Errorf("directory %s: %w", dir, err)
 	}
 	return t, nil

@@ -244,7 +244,7 @@ type runFlags struct {
 	cpuprofile, memprofile         string
 	threshold                      float64
 	noCollectives, stats, quiet    bool
-	noCheck                        bool
+	noCheck, verbose               bool
 	compress                       bool
 	stopGrace                      time.Duration
 	progress, version, skipUnread  bool
@@ -284,6 +284,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.statsFormat, "stats-format", "table", "table or json")
 	fs.BoolVar(&f.progress, "progress", false, "show a progress bar on stderr (default: on when stderr is a terminal)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summaries on stderr")
+	fs.BoolVar(&f.verbose, "verbose", false, "list every skipped file in the summaries on stderr (default: the first 5 and how many more)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile to FILE")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write a heap profile to FILE at the end")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -618,7 +619,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil // a rank process other than the root's: the root writes the result
 	}
 	if !f.quiet && a.report != nil {
-		a.report(stderr, res)
+		a.report(stderr, res, f.verbose)
 	}
 	if f.stats && spec.baseline == "" {
 		if err := writeStats(stderr, *obs.stats, f.statsFormat); err != nil {

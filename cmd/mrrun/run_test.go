@@ -412,7 +412,6 @@ func TestInputErrors(t *testing.T) {
 		{[]string{"-np", "2", "histogram", bad}, bad},
 		{[]string{"-np", "2", "linreg", odd}, odd},
 		{[]string{"-np", "2", "spamcount", "--words", missing, testInput(t, "spamcount")}, missing},
-		{[]string{"-np", "2", "-o", filepath.Join(missing, "out.txt"), "wordcount", testInput(t, "wordcount")}, "-o " + filepath.Join(missing, "out.txt")},
 	} {
 		r := mrrun(t, c.args...)
 		if r.code != 1 {
@@ -589,6 +588,29 @@ func TestSummaries(t *testing.T) {
 	r = mrrun(t, "-np", "2", "-q", "wordcount", dir).want(t, 0)
 	if r.stderr != "" {
 		t.Errorf("-q: stderr %q", r.stderr)
+	}
+	// Many binary files: the first five and a count, all with --verbose;
+	// a name with an escape sequence goes quoted, never raw.
+	for i := range 7 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("c%d.bin", i)), []byte("x\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evil := filepath.Join(dir, "z\x1b[2J.bin")
+	if err := os.WriteFile(evil, []byte("x\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = mrrun(t, "-np", "2", "wordcount", dir).want(t, 0)
+	if !strings.Contains(r.stderr, "skipped 9 binary files: ") || !strings.Contains(r.stderr, " and 4 more (--verbose lists them all)") || strings.Count(r.stderr, ".bin") != 5 {
+		t.Errorf("9 binary files: stderr %q", r.stderr)
+	}
+	r = mrrun(t, "-np", "2", "--verbose", "wordcount", dir).want(t, 0)
+	if strings.Count(r.stderr, ".bin") != 9 || strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `"`+filepath.Join(dir, `z\x1b[2J.bin`)+`"`) {
+		t.Errorf("--verbose: stderr %q", r.stderr)
+	}
+	r = mrrun(t, "-np", "2", "wordcount", evil+".missing").want(t, 1)
+	if strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `z\x1b[2J.bin.missing`) {
+		t.Errorf("an error naming a file with an escape sequence: stderr %q", r.stderr)
 	}
 }
 
