@@ -3,7 +3,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -141,5 +143,36 @@ func TestOutputRefused(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("the directory holds %s, want in.txt and ro only", strings.Join(names, " "))
+	}
+}
+
+// TestOutputStaleTemp: the temporary file of a writer killed before its
+// rename (SIGKILL runs no cleanup) is removed by the next run writing the
+// same output, once its name proves its maker dead; a live process's stays.
+func TestOutputStaleTemp(t *testing.T) {
+	link, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Skip("no pid namespace to name:", err)
+	}
+	ns := strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	stale := filepath.Join(dir, fmt.Sprintf(".out.txt.tmp-%d-0-%s-123", gone.Process.Pid, ns))
+	live := filepath.Join(dir, fmt.Sprintf(".out.txt.tmp-%d-0-%s-456", os.Getpid(), ns))
+	for _, p := range []string{stale, live} {
+		if err := os.WriteFile(p, []byte("half a result"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mrrun(t, "-np", "2", "-q", "-o", out, "wordcount", testInput(t, "wordcount")).want(t, 0)
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the dead writer's %s is still there", filepath.Base(stale))
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's %s was removed: %v", filepath.Base(live), err)
 	}
 }

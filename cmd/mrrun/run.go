@@ -20,6 +20,7 @@ import (
 	"github.com/pgasmr/pgasmr/apps/mrmpi"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/internal/memlimit"
+	"github.com/pgasmr/pgasmr/internal/tmpdir"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/inproc"
@@ -711,7 +712,11 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	// The temporary files of writers killed before their rename go first:
+	// the name says whose they were, and only a dead process's are removed.
+	prefix := "." + base + ".tmp-"
+	tmpdir.CleanStale(dir, prefix)
+	tmp, err := tmpdir.CreateFile(dir, prefix)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,23 @@ func Make(parent, prefix string) (string, error) {
 	return dir, nil
 }
 
+// CreateFile creates a new file in parent (os.TempDir() if "") with mode
+// 0600, named as Make names a directory, open for reading and writing:
+// a temporary file that CleanStale can remove once its maker is dead (an
+// output written through a file renamed at the end, whose writer was
+// killed before the rename).
+func CreateFile(parent, prefix string) (*os.File, error) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	o := self()
+	f, err := os.CreateTemp(parent, fmt.Sprintf("%s%d-%d-%d-*", prefix, o.pid, o.start, o.ns))
+	if err != nil {
+		return nil, fmt.Errorf("tmpdir: %w", err)
+	}
+	return f, nil
+}
+
 // parse reads the owner out of a name Make gave, or reports false.
 func parse(name, prefix string) (owner, bool) {
 	rest, ok := strings.CutPrefix(name, prefix)
@@ -78,9 +95,10 @@ func (o owner) dead(me owner) bool {
 	return false
 }
 
-// CleanStale removes the directories in parent (os.TempDir() if "") that
-// Make named with prefix for a process that is provably dead (see the
-// package doc), with what they hold, and returns their paths. Errors (a
+// CleanStale removes the directories and files in parent (os.TempDir() if
+// "") that Make or CreateFile named with prefix for a process that is
+// provably dead (see the package doc), with what they hold, and returns
+// their paths. Errors (a
 // directory it may not remove) are joined; the others are still removed.
 func CleanStale(parent, prefix string) ([]string, error) {
 	if parent == "" {
@@ -95,7 +113,7 @@ func CleanStale(parent, prefix string) ([]string, error) {
 	var errs []error
 	for _, e := range ents {
 		o, ok := parse(e.Name(), prefix)
-		if !ok || !e.IsDir() || !o.dead(me) {
+		if !ok || !(e.IsDir() || e.Type().IsRegular()) || !o.dead(me) {
 			continue
 		}
 		path := filepath.Join(parent, e.Name())
