@@ -14,6 +14,7 @@
 //
 // Errors are one line on stderr starting "mrrun: ". Exit status: 0 success;
 // 1 a failed job (a failed or killed rank included); 2 a usage error;
+// 141 the reader of the output went away (a pipe to head);
 // 130 interrupted (SIGINT, SIGTERM, or SIGHUP when the terminal closes:
 // every rank stops, and no output file or spilled pair is left behind:
 // results are written to a temporary file renamed at the end).
@@ -41,6 +42,10 @@ func main() {
 	// runWithDeadline.
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A reader that goes away (mrrun ... | head -1) makes a write return
+	// EPIPE instead of killing the process before its defers remove the
+	// result's files; report turns that into a quiet exit status 141.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	args := os.Args[1:]
 	os.Exit(runWithDeadline(context.Background(), sig, forcedExitFor(args), os.Stderr, func(ctx context.Context) int {
 		return Main(ctx, args, os.Stdout, os.Stderr)
@@ -82,6 +87,8 @@ func report(ctx context.Context, stderr io.Writer, err error) int {
 	code := 1
 	var ee *exitError
 	switch {
+	case errors.Is(err, syscall.EPIPE):
+		return 141 // the reader has gone, as a killed writer's 128+SIGPIPE; nobody to tell
 	case ctx.Err() != nil:
 		code, err = 130, errInterrupted
 	case errors.As(err, &ee):

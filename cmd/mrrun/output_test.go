@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pgasmr/pgasmr/apps/wordcount"
 )
 
 // TestOutputPlantedLink: -o through a symbolic link that another user
@@ -174,5 +177,40 @@ func TestOutputStaleTemp(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("a live process's %s was removed: %v", filepath.Base(live), err)
+	}
+}
+
+// TestOutputReaderGone: a reader that goes after the first line (mrrun
+// ... | head -1) ends mrrun quietly with status 141, and the files of a
+// result past the memory budget go too.
+func TestOutputReaderGone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a corpus")
+	}
+	in, spill := t.TempDir(), t.TempDir()
+	if err := wordcount.Generate(in, 16<<20, 4, 3); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binPath, "-np", "2", "-q", "--memory", "2MiB", "--tmp", spill, "wordcount", in)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "word") {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	stdout.Close()
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 141 || stderr.Len() != 0 {
+		t.Errorf("exit %v, stderr %q; want status 141 and nothing said", err, stderr.String())
+	}
+	if entries, _ := os.ReadDir(spill); len(entries) != 0 {
+		t.Errorf("--tmp holds %d entries after the reader went, want none", len(entries))
 	}
 }
