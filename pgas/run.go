@@ -135,6 +135,12 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 		ep := transport.Extend(ep)
 		go func() {
 			err := runRank(ctx, cfg, ep, turns, fn)
+			if c := transport.WithCause(ctx, context.Canceled); c != context.Canceled && errors.Is(err, context.Canceled) {
+				// Cancelled from outside with a cause (a signal, as
+				// mrrun gives it): the cause says more than "context
+				// canceled", and the rank's failure record carries it.
+				err = fmt.Errorf("%v: %w", c, err)
+			}
 			if err != nil {
 				ep.Fail(err)
 				failOnce.Do(func() { close(failed); cancel() })

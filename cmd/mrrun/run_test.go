@@ -842,6 +842,22 @@ func checkNothingLeft(t *testing.T, launcher int, kids []int) {
 // TestShmKill: SIGKILL one rank process of an shm job in the middle of
 // its map: mrrun exits 1 within 5 s with one line naming the rank, and
 // leaves no process and no segment.
+// TestShmRankSignal: a rank process stopped by a signal (SIGTERM) fails
+// the job with one line that names the signal, not "context canceled".
+func TestShmRankSignal(t *testing.T) {
+	cmd, errb, kids := startShmJob(t)
+	if err := syscall.Kill(kids[1], syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 10*time.Second)
+	t.Logf("mrrun exited %d %v after the signal: %q", code, took.Round(time.Millisecond), errb.String())
+	if code != 1 || took > 5*time.Second {
+		t.Errorf("exit %d after %v, want 1 within 5 s", code, took)
+	}
+	checkOneLine(t, nil, errb.String(), "interrupted by SIGTERM")
+	checkNothingLeft(t, cmd.Process.Pid, kids)
+}
+
 func TestShmKill(t *testing.T) {
 	cmd, errb, kids := startShmJob(t)
 	if err := syscall.Kill(kids[1], syscall.SIGKILL); err != nil {

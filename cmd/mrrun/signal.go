@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas/launch"
@@ -68,8 +69,8 @@ func forcedExitFor(args []string) forcedExit {
 // fe.Rank) and returns 130 without waiting for fn, whose goroutine is left
 // behind: the caller exits.
 func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, stderr io.Writer, fn func(ctx context.Context) int) int {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	fx := new(forcedExits)
 	ctx = context.WithValue(ctx, forcedExitsKey{}, fx)
 	done := make(chan int, 1)
@@ -80,10 +81,10 @@ func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, s
 		select {
 		case code := <-done:
 			return code
-		case <-sig:
+		case s := <-sig:
 			if !interrupted {
 				interrupted = true
-				cancel()
+				cancel(signalError{s}) // the ranks' errors name it
 				if fe.Grace > 0 {
 					t := time.NewTimer(fe.Grace)
 					defer t.Stop()
@@ -98,6 +99,18 @@ func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, s
 			return forceExit(fx, stderr, fe.Rank)
 		}
 	}
+}
+
+// signalError is the cause of a run cancelled by a signal: a rank
+// process's error names it, where it would say "context canceled".
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string {
+	names := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}
+	if name, ok := names[e.sig]; ok {
+		return "interrupted by " + name
+	}
+	return "interrupted by " + e.sig.String()
 }
 
 // forceExit runs the forced-exit functions of fx and writes the line, for

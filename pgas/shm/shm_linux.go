@@ -148,7 +148,7 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 			// After Close, the job is over: pgas.Run cancels its
 			// context once the endpoint is closed.
 			if !e.closed.Load() {
-				e.Fail(ctx.Err())
+				e.Fail(transport.WithCause(ctx, ctx.Err()))
 			}
 		case <-e.stop:
 		}

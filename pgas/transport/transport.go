@@ -401,3 +401,21 @@ func (s *shim) Mapped(rank int) []byte {
 	}
 	return s.segs.Mapped(rank)
 }
+
+// WithCause returns err, a context's error, with ctx's cause when the
+// context was cancelled with one (context.WithCancelCause: a signal, as
+// mrrun gives it): the error says the cause ("interrupted by SIGTERM")
+// and is still context.Canceled and the cause for errors.Is. Otherwise
+// it returns err as it is.
+func WithCause(ctx context.Context, err error) error {
+	cause := context.Cause(ctx)
+	if err == nil || cause == nil || errors.Is(cause, context.Canceled) || errors.Is(err, cause) {
+		return err
+	}
+	return &causeError{cause: cause, err: err}
+}
+
+type causeError struct{ cause, err error }
+
+func (e *causeError) Error() string   { return e.cause.Error() }
+func (e *causeError) Unwrap() []error { return []error{e.cause, e.err} }
