@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pgasmr/pgasmr/internal/zio"
 	"github.com/pgasmr/pgasmr/mr"
@@ -204,8 +205,12 @@ func (r *reader) countFile(ctx context.Context, c chunk, add func([][]byte)) (st
 	if bytes.IndexByte(head, 0) >= 0 {
 		return binaryFile, nil
 	}
-	lo, err := r.cut(f, c.size, c.off)
-	if err != nil {
+	// The start's cut is looked for within the chunk (and a rune past
+	// it) only: a chunk inside one long word owns no word, and finding
+	// that must not cost a scan to the word's end, or a file of one
+	// huge word costs every chunk the rest of it (quadratic).
+	lo, ok, err := r.cutBefore(f, c.size, c.off, c.off+c.n+utf8.UTFMax+1)
+	if err != nil || !ok {
 		return counted, err
 	}
 	hi, err := r.cut(f, c.size, c.off+c.n)
@@ -311,22 +316,48 @@ func (r *reader) streamCompressed(ctx context.Context, f *os.File, path string, 
 // cut returns the cut position of nominal offset o in f (see cutIn): 0 at
 // the start, size at the end.
 func (r *reader) cut(f *os.File, size, o int64) (int64, error) {
+	p, _, err := r.cutBefore(f, size, o, size)
+	return p, err
+}
+
+// cutBlock is the most bytes cut reads at once.
+const cutBlock = 64 << 10
+
+// cutBefore is cut reading no further than limit: ok is false if the cut
+// is not found before it. A cut past o+utf8.UTFMax+1 ends a separator that
+// starts after o+1, so the cut of any offset in between is the same: a
+// chunk [o, o+n) whose start's cut is not found before o+n+utf8.UTFMax+1
+// owns no word.
+func (r *reader) cutBefore(f *os.File, size, o, limit int64) (int64, bool, error) {
 	if o <= 0 || o >= size {
-		return min(max(o, 0), size), nil
+		return min(max(o, 0), size), true, nil
 	}
-	start := max(0, o-3)
-	for win := int64(4 << 10); ; win *= 4 {
-		end := min(size, o+win)
+	limit = min(limit, size)
+	// Windows of cutBlock bytes at most, each starting 3 bytes before
+	// where its search starts (cutIn's look back into a rune), and each
+	// search after the first starting utf8.UTFMax bytes before the last
+	// window's end: a rune cut off by that end is read whole, and one
+	// skipped there ended inside the last window and was no separator.
+	// So a cut far away (the end of a huge word) is found in one pass of
+	// bounded memory.
+	from := o
+	for {
+		start := max(0, from-3)
+		end := min(limit, from+cutBlock)
 		if int64(cap(r.win)) < end-start {
 			r.win = make([]byte, end-start)
 		}
 		b := r.win[:end-start]
 		if err := readAt(f, b, start); err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		if p, ok := cutIn(b, int(o-start), end == size); ok {
-			return start + int64(p), nil
+		if p, ok := cutIn(b, int(from-start), end == size); ok {
+			return start + int64(p), true, nil
 		}
+		if end == limit {
+			return 0, false, nil
+		}
+		from = end - utf8.UTFMax
 	}
 }
 

@@ -327,6 +327,61 @@ func TestChunkBoundaries(t *testing.T) {
 	}
 }
 
+// TestLongWords: words much longer than the chunks, between multi-byte
+// and invalid separators, at every chunk size up to 60 bytes and around
+// the cut's read block, give the whole-file counts: a chunk inside a word
+// owns no word, and finds that without reading past its end.
+func TestLongWords(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 8))
+	seps := []string{" ", "—", "\xff", "\xe6\x95", "²", "\n", ",", "\u3000"}
+	files := map[string]string{}
+	for i := range 4 {
+		var b strings.Builder
+		for range 12 {
+			b.WriteString(strings.Repeat(string(rune('a'+rng.IntN(3))), 1+rng.IntN(90)))
+			b.WriteString(seps[rng.IntN(len(seps))])
+		}
+		files[fmt.Sprintf("f%d.txt", i)] = b.String()
+	}
+	writeTree(t, dir, files)
+	huge := t.TempDir()
+	writeTree(t, huge, map[string]string{"huge.txt": "x " + strings.Repeat("é", 3*cutBlock) + "—y\n"})
+	ctx := context.Background()
+	for _, c := range []struct {
+		dir   string
+		sizes []int64
+	}{
+		{dir, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 17, 19, 23, 29, 31, 37, 41, 47, 53, 59, 60}},
+		{huge, []int64{1000, 4099, cutBlock - 1, cutBlock, cutBlock + 1, 2*cutBlock + 3}},
+	} {
+		oracle, _, _ := oracleTSV(t, c.dir)
+		for _, size := range c.sizes {
+			r, err := Goroutines(ctx, []string{c.dir}, Options{ChunkBytes: size})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := render(t, r, "tsv"); got != oracle {
+				t.Fatalf("ChunkBytes %d:\n%s\nwant\n%s", size, got, oracle)
+			}
+		}
+	}
+	// The cut's window stays within one block however long the word.
+	var rd reader
+	f, err := os.Open(filepath.Join(huge, "huge.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	if p, err := rd.cut(f, fi.Size(), 10); err != nil || p != fi.Size()-int64(len("y\n")) {
+		t.Fatalf("cut = %d, %v; want the end of the long word's separator, %d", p, err, fi.Size()-int64(len("y\n")))
+	}
+	if cap(rd.win) > cutBlock+3 {
+		t.Errorf("the cut's window grew to %d bytes, want at most %d", cap(rd.win), cutBlock+3)
+	}
+}
+
 func TestPathsAndErrors(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, small)
