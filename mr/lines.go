@@ -267,17 +267,16 @@ func (s Split) reader(from int64) (*splitReader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f != zio.None {
+		rc, err := s.Open()
+		if err != nil {
+			return nil, err
+		}
+		return &splitReader{s: s, br: bufio.NewReaderSize(rc, 64<<10), c: rc, end: math.MaxInt64, whole: true}, nil
+	}
 	file, err := os.Open(s.Path)
 	if err != nil {
 		return nil, fmt.Errorf("mr: split %v: %w", s, err)
-	}
-	if f != zio.None {
-		rc, err := zio.NewNamedReader(file, s.Path, f)
-		if err != nil {
-			file.Close()
-			return nil, fmt.Errorf("mr: split %v: %w", s, err)
-		}
-		return &splitReader{s: s, br: bufio.NewReaderSize(rc, 64<<10), c: &decompressed{rc, file}, end: math.MaxInt64, whole: true}, nil
 	}
 	fi, err := file.Stat()
 	if err != nil {

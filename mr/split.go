@@ -54,23 +54,19 @@ func (s Split) format() (zio.Format, error) {
 	if s.Len < 0 || s.Off < 0 {
 		return zio.None, fmt.Errorf("mr: split %v: negative offset or length", s)
 	}
-	var f zio.Format
-	switch s.Codec {
-	case "":
+	if s.Codec == "" {
 		return zio.None, nil
-	case "gzip":
-		f = zio.Gzip
-	case "bzip2":
-		f = zio.Bzip2
-	case "zstd":
-		f = zio.Zstd
-	default:
-		return zio.None, fmt.Errorf("mr: split %v: unknown codec %q", s, s.Codec)
 	}
-	if s.Off != 0 {
-		return zio.None, fmt.Errorf("mr: split %v: a compressed file is one split, at offset 0", s)
+	for _, f := range []zio.Format{zio.Gzip, zio.Bzip2, zio.Zstd} {
+		if codec(f) != s.Codec {
+			continue
+		}
+		if s.Off != 0 {
+			return zio.None, fmt.Errorf("mr: split %v: a compressed file is one split, at offset 0", s)
+		}
+		return f, nil
 	}
-	return f, nil
+	return zio.None, fmt.Errorf("mr: split %v: unknown codec %q", s, s.Codec)
 }
 
 // codec is the Split.Codec of f.

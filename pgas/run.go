@@ -53,6 +53,18 @@ var launcherVars = []struct{ name, launcher string }{
 	{"SLURM_STEP_NUM_TASKS", "srun"},
 }
 
+// LaunchedProcesses says whether a launcher (mrrun exec, mpirun,
+// mpiexec, srun) started this process as one of n > 1 processes, judging
+// by its environment: launcher names it, and n is 0 when none did.
+func LaunchedProcesses() (launcher string, n int) {
+	for _, v := range launcherVars {
+		if n, err := strconv.Atoi(os.Getenv(v.name)); err == nil && n > 1 {
+			return v.launcher + " (" + v.name + "=" + strconv.Itoa(n) + ")", n
+		}
+	}
+	return "", 0
+}
+
 // notLaunched returns an error if a launcher started this process as one
 // of several ranks of a job: a Config without a Transport would then run
 // a whole in-process job in every one of the launcher's processes, each

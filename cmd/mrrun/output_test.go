@@ -214,3 +214,16 @@ func TestOutputReaderGone(t *testing.T) {
 		t.Errorf("--tmp holds %d entries after the reader went, want none", len(entries))
 	}
 }
+
+// TestLaunchedInproc: mrrun started by a launcher as one of several
+// processes (mpirun -np 2 mrrun wordcount ...) without --transport mpi
+// would run the whole job in every process: it refuses, saying what to add.
+func TestLaunchedInproc(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	args := []string{"-np", "2", "-q", "wordcount", testInput(t, "wordcount")}
+	r := mrrun(t, args...).want(t, 2)
+	checkOneLine(t, args, r.stderr, "add --transport mpi")
+	if r.stdout != "" {
+		t.Errorf("stdout %q, want nothing", r.stdout)
+	}
+}

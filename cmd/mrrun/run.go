@@ -546,6 +546,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if spec.transport == "inproc" && spec.baseline == "" {
+		// mpirun -np 4 mrrun wordcount ...: every process would run the
+		// whole job and print it.
+		if by, n := pgas.LaunchedProcesses(); n > 1 {
+			return usagef("%s started this mrrun as one of %d processes, but --transport is inproc: each would run the whole job; add --transport mpi, or run mrrun alone", by, n)
+		}
+	}
 	if err := f.checkOutputs(ctx, inputs); err != nil {
 		return err
 	}

@@ -170,15 +170,18 @@ func nonEmptyRank(ctx context.Context, r *pgas.Rank, nonEmpty bool) (int, error)
 	return slices.Index(flags, 1), nil
 }
 
-// isZero reports whether v is empty: its type's zero value, or a slice,
-// map or string of length 0.
+// isZero reports whether v is empty: a slice, map or string of length 0,
+// a nil pointer or interface, or a struct with every field zero. A number
+// or a bool is never empty: 0 and false are answers.
 func isZero(v any) bool {
 	rv := reflect.ValueOf(v)
-	switch {
+	switch k := rv.Kind(); {
 	case !rv.IsValid():
 		return true
-	case rv.Kind() == reflect.Slice || rv.Kind() == reflect.Map || rv.Kind() == reflect.String:
+	case k == reflect.Slice || k == reflect.Map || k == reflect.String:
 		return rv.Len() == 0
+	case k == reflect.Pointer || k == reflect.Interface || k == reflect.Struct || k == reflect.Array:
+		return rv.IsZero()
 	}
-	return rv.IsZero()
+	return false
 }

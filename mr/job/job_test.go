@@ -98,3 +98,24 @@ func TestRunInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestRunZeroIsAnAnswer: a root whose result is the number 0 while other
+// ranks return others is an answer, not an empty result; an empty slice on
+// the root while another rank holds one is an error.
+func TestRunZeroIsAnAnswer(t *testing.T) {
+	got, ok, err := Run(Options{Ranks: 3}, func(ctx context.Context, r *pgas.Rank) (int, error) {
+		return r.ID(), nil
+	})
+	if err != nil || !ok || got != 0 {
+		t.Errorf("Run = %v, %v, %v; want rank 0's 0", got, ok, err)
+	}
+	_, _, err = Run(Options{Ranks: 3}, func(ctx context.Context, r *pgas.Rank) ([]int, error) {
+		if r.ID() == 2 {
+			return []int{1}, nil
+		}
+		return nil, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "empty result while rank 2") {
+		t.Errorf("an empty root result: %v", err)
+	}
+}
