@@ -418,3 +418,44 @@ func (r *fileReader[K, V]) Close() error {
 	}
 	return nil
 }
+
+// WriteFile writes what src yields (keys ascending in the store's order,
+// as a store's runs and readers give them) to path, a new file in the
+// spill format, and syncs it to disk: a file that outlives the job, such
+// as a checkpoint's (OpenFile reads it). It does not close src; on an
+// error no file is left at path. An error names the file.
+func (s *Store[K, V]) WriteFile(path string, src RunReader[K, V]) error {
+	_, err := writeRun(path, nil, src, s.kc, s.vc, s.comb.KeepsAll())
+	if err == nil {
+		err = syncFile(path)
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("reduce: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// OpenFile opens a file WriteFile wrote, for a store with the same key
+// and value types, codecs and combiner: a reader of its pairs in order,
+// each checked as it is read (a file cut short or changed is an error
+// wrapping ErrCorruptSpill that names it). The file stays.
+func (s *Store[K, V]) OpenFile(path string) (RunReader[K, V], error) {
+	r, err := openRun(s, path, false)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgasmr/pgasmr/apps/internal/appjob"
 	"github.com/pgasmr/pgasmr/apps/internal/joberr"
+	"github.com/pgasmr/pgasmr/internal/checkpoint"
 	"github.com/pgasmr/pgasmr/mr"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/reduce"
@@ -36,7 +37,26 @@ type Options struct {
 	// ChunkBytes is the nominal size of the chunks large files are cut
 	// into (0: DefaultChunkBytes).
 	ChunkBytes int64
+	// Checkpoint, if not "", is a directory where Run keeps the chunks
+	// each rank has counted, so that the same count run again after a
+	// failure redoes only the rest (see internal/checkpoint for its
+	// files). Run makes it, resumes from it when it holds a checkpoint
+	// of the same count (same inputs, sizes and modification times, same
+	// options and rank count), and starts it over otherwise. Run leaves
+	// it: the caller removes it (RemoveCheckpoint) once the result is
+	// safe. While checkpointing, a rank keeps its whole table until its
+	// map ends instead of handing words to the node's table.
+	Checkpoint string
+	// CheckpointNote, if not nil, is called on the root with one line when
+	// Run resumes a checkpoint, or starts over one of another count (the
+	// line says why).
+	CheckpointNote func(line string)
 }
+
+// RemoveCheckpoint removes the checkpoint directory dir that Run kept
+// (Options.Checkpoint): its files, and dir itself unless other files are
+// in it.
+func RemoveCheckpoint(dir string) error { return checkpoint.Remove(dir) }
 
 // Defaults are wordcount's job defaults: the array map (each rank counts
 // its chunks in one table and emits one pair per distinct word), and the
@@ -183,6 +203,9 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	if o.Checkpoint != "" {
+		return nil, errNoCheckpoint("Seq")
+	}
 	// Whole files, not chunks: the chunk cutting of the other modes is
 	// checked against it.
 	o.ChunkBytes = math.MaxInt64
@@ -206,6 +229,9 @@ func Seq(ctx context.Context, paths []string, o Options) (*Result, error) {
 // chunks from a shared counter, each with its own table, merged at the
 // end: the fan-out baseline without pgasmr.
 func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error) {
+	if o.Checkpoint != "" {
+		return nil, errNoCheckpoint("Goroutines")
+	}
 	cs, skipped, err := prepare(ctx, nil, paths, o)
 	if err != nil {
 		return nil, err
@@ -283,8 +309,17 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return handed()
 	}
 	var mine files
-	count := func(ctx context.Context, ch chunk) error {
-		if handed == nil { // the map has started: the store has its sink, if any
+	var ck *rankCheckpoint // nil unless o.Checkpoint
+	if o.Checkpoint != "" {
+		if ck, err = openCheckpoint(ctx, r, o, cs, st, c, &mine); err != nil {
+			return nil, joberr.Wrap("wordcount", err)
+		}
+	}
+	count := func(ctx context.Context, i int64, ch chunk) error {
+		if ck.skip(ctx, i, ch) {
+			return nil
+		}
+		if handed == nil && ck == nil { // the map has started: the store has its sink, if any
 			handed = c.HandOver(st)
 		}
 		fs, reason, err := rd.count(ctx, ch, c.AddAll)
@@ -292,20 +327,23 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 			return err
 		}
 		mine.record(ch, fs, reason)
-		return nil
+		return ck.counted(i, st, c, mine, false)
 	}
 	err = appjob.Map(ctx, r, j, mr.Input[chunk](&chunkInput{cs}),
 		func(ctx context.Context, ch chunk, emit func(string, int64)) error {
-			return count(ctx, ch)
+			return count(ctx, ch.idx, ch)
 		},
 		func(ctx context.Context, s mr.Share[chunk], emit func(string, int64)) error {
 			for i := range s.Elements() {
-				if err := count(ctx, cs[i]); err != nil {
+				if err := count(ctx, i, cs[i]); err != nil {
 					return err
 				}
 			}
 			return nil
 		}, st, mr.WithFinish(func(ctx context.Context, _ func(string, int64)) error {
+			if err := ck.counted(-1, st, c, mine, true); err != nil {
+				return err
+			}
 			return st.AddPairs(c.Pairs()) // the table is combined already: no second hash table
 		}))
 	if err != nil {

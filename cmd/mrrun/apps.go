@@ -26,6 +26,10 @@ type jobOpts struct {
 	WordsFile   string // spamcount
 	InputFormat string // linreg
 	Compress    bool   // the mrmpi baseline: MR_compress before the collate
+	Checkpoint  string // wordcount: --checkpoint DIR
+	// Notes, if not nil, takes lines about the job (a checkpoint's
+	// start): stderr, unless --quiet.
+	Notes io.Writer
 }
 
 // result is what every app's Run, Seq and Goroutines return.
@@ -66,6 +70,15 @@ var appFlags = map[string]string{
 	"words":           "spamcount: word list FILE (one lower-case word per line) instead of the built-in 256 words",
 	"input-format":    "linreg: int8 (Phoenix pairs of signed bytes, default), f64 (pairs of little-endian float64) or csv (x,y lines)",
 	"png":             "histogram, linreg: also draw the result as a PNG image to FILE",
+	"checkpoint":      "wordcount: keep each rank's counted chunks in DIR, so that the same command run again after a failure (a kill, Ctrl-C, a time limit) redoes only the rest; a changed input, option or -np starts DIR over, and DIR goes once the result is written",
+}
+
+// note writes line to o.Notes, if any, with mrrun's prefix; nil without
+// Notes.
+func (o jobOpts) note(line string) {
+	if o.Notes != nil {
+		fmt.Fprintf(o.Notes, "mrrun: %s\n", escapeControls(line))
+	}
 }
 
 // nilResult turns a typed nil pointer (a rank without the result) into a
@@ -86,7 +99,7 @@ func linregOpts(o jobOpts) linreg.Options {
 }
 
 func wordcountOpts(o jobOpts) wordcount.Options {
-	return wordcount.Options{Options: o.Options, Top: o.Top, SkipUnreadable: o.SkipUnread}
+	return wordcount.Options{Options: o.Options, Top: o.Top, SkipUnreadable: o.SkipUnread, Checkpoint: o.Checkpoint, CheckpointNote: o.note}
 }
 
 func spamcountOpts(o jobOpts) spamcount.Options {
@@ -146,7 +159,7 @@ var apps = []*app{
 		summary:  "counts the words of text files (Unicode letters and digits, lower-cased)",
 		input:    "UTF-8 text, also gzip, bzip2 or zstd compressed (.gz, .bz2, .zst, found by content): files and directory trees (binary files, with a NUL in the first 8 KiB, are skipped)",
 		defaults: wordcount.Defaults(),
-		flags:    []string{"top", "skip-unreadable"},
+		flags:    []string{"top", "skip-unreadable", "checkpoint"},
 		unit:     "files",
 		run: func(ctx context.Context, r *pgas.Rank, in []string, o jobOpts) (result, error) {
 			return nilResult(wordcount.Run(ctx, r, in, wordcountOpts(o)))

@@ -54,7 +54,7 @@ type execResult struct {
 // mrrun runs the binary with args in dir ("" for the package directory)
 // and returns its outputs and exit status; it fails the test if the binary
 // runs longer than 2 minutes.
-func mrrunIn(t *testing.T, dir string, args ...string) execResult {
+func mrrunIn(t testing.TB, dir string, args ...string) execResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -78,7 +78,7 @@ func mrrunIn(t *testing.T, dir string, args ...string) execResult {
 	return r
 }
 
-func mrrun(t *testing.T, args ...string) execResult {
+func mrrun(t testing.TB, args ...string) execResult {
 	t.Helper()
 	return mrrunIn(t, "", args...)
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pgasmr/pgasmr/apps/mrmpi"
+	"github.com/pgasmr/pgasmr/apps/wordcount"
 	"github.com/pgasmr/pgasmr/distrib"
 	"github.com/pgasmr/pgasmr/internal/memlimit"
 	"github.com/pgasmr/pgasmr/internal/tmpdir"
@@ -240,7 +241,7 @@ type runFlags struct {
 	gather, baseline, words        string
 	inputFormat, png, output       string
 	outputFormat, statsFormat      string
-	nodeCombine                    string
+	nodeCombine, checkpoint        string
 	nodeBudget, turns              int
 	cpuprofile, memprofile         string
 	threshold                      float64
@@ -279,6 +280,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.words, "words", "", appFlags["words"])
 	fs.StringVar(&f.inputFormat, "input-format", "", appFlags["input-format"])
 	fs.StringVar(&f.png, "png", "", appFlags["png"])
+	fs.StringVar(&f.checkpoint, "checkpoint", "", appFlags["checkpoint"])
 	fs.StringVarP(&f.output, "output", "o", "", "write the result to FILE (default: stdout)")
 	fs.StringVar(&f.outputFormat, "output-format", "text", "text, tsv, csv or json")
 	fs.BoolVar(&f.stats, "stats", false, "print per-phase times, pairs and bytes per rank to stderr")
@@ -389,7 +391,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		for _, of := range optionFlags {
 			names = append(names, of.flag)
 		}
-		for _, name := range append(names, "transport", "ranks-per-node", "link") {
+		for _, name := range append(names, "transport", "ranks-per-node", "link", "checkpoint") {
 			if fs.Changed(name) {
 				return s, usagef("--%s has no effect with --baseline %s", name, f.baseline)
 			}
@@ -408,6 +410,12 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 		return s, usagef("--top %d: must not be negative", f.top)
 	}
 	o.Top, o.SkipUnread, o.WordsFile, o.Compress = f.top, f.skipUnread, f.words, f.compress
+	if f.checkpoint != "" {
+		if f.checkpoint == f.output || f.checkpoint == f.png {
+			return s, usagef("--checkpoint %s: the same path as an output", f.checkpoint)
+		}
+		o.Checkpoint = f.checkpoint
+	}
 	switch f.inputFormat {
 	case "", "int8", "f64", "csv":
 		o.InputFormat = f.inputFormat
@@ -602,6 +610,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case launcher != "" && os.Getenv(envReportProgress) != "":
 		stop = reportProgress(stderr, obs.progress)
 	}
+	if !f.quiet {
+		spec.opts.Notes = stderr
+	}
 	ctx, mem := watchMemory(ctx, stderr) // at the memory limit: one line, not the runtime's crash
 	defer mem.stop()
 	res, err := runJob(ctx, spec, obs)
@@ -643,10 +654,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if f.output == "" {
-		return res.Write(stdout, f.outputFormat)
-	}
-	if err := writeFileAtomic(ctx, f.output, func(w io.Writer) error { return res.Write(w, f.outputFormat) }); err != nil {
+		if err := res.Write(stdout, f.outputFormat); err != nil {
+			return err
+		}
+	} else if err := writeFileAtomic(ctx, f.output, func(w io.Writer) error { return res.Write(w, f.outputFormat) }); err != nil {
 		return fmt.Errorf("-o %s: %w", f.output, err)
+	}
+	if f.checkpoint != "" {
+		// The result is written: the checkpoint has served.
+		if err := wordcount.RemoveCheckpoint(f.checkpoint); err != nil {
+			return fmt.Errorf("--checkpoint %s: the result is written, but removing the checkpoint failed: %w", f.checkpoint, err)
+		}
 	}
 	return nil
 }
