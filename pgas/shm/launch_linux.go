@@ -24,10 +24,16 @@ import (
 // supervises them until every one has exited.
 //
 // Launch first removes stale segment files (CleanStale), then creates the
-// job's file in /dev/shm with mode 0600, starts the ranks and waits. A rank
-// that exits with a non-zero status or dies by a signal fails the job: the
-// others' blocking calls return an error naming it within a few tens of
-// milliseconds, and whatever has not exited KillGrace later is killed.
+// job's file in /dev/shm with mode 0600 and reserves its pages (fallocate),
+// starts the ranks and waits. If /dev/shm has no room for the file, Launch
+// starts no rank and returns one line naming /dev/shm, the size the job
+// needs and the room there is ("shm: /dev/shm is too full for the job: its
+// segments need 32 MiB (2 ranks of 16 MiB), 3.9 MiB is free (df /dev/shm;
+// ..."); once the ranks run, nothing that fills /dev/shm can take their
+// pages. A rank that exits with a non-zero status or dies by a signal
+// fails the job: the others' blocking calls return an error naming it
+// within a few tens of milliseconds, and whatever has not exited KillGrace
+// later is killed.
 // Cancelling ctx fails the job the same way (as "stopped by its
 // launcher"), and sends SIGINT to the ranks. A rank whose process stays
 // stopped (SIGSTOP, SIGTSTP ...) is reported through opts.Notice within a

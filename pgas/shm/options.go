@@ -62,8 +62,13 @@ type LaunchOptions struct {
 	Stdout, Stderr io.Writer
 	// SegmentBytes is the capacity of every rank's segment, a multiple of
 	// 8: the largest pgas.Config.SegmentBytes the ranks may use (they read
-	// it with Transport.SegmentBytes). Zero means DefaultSegmentBytes. The
-	// file is sparse: pages cost memory once they are touched.
+	// it with Transport.SegmentBytes). Zero means DefaultSegmentBytes.
+	// Launch reserves the whole file in /dev/shm before it starts a rank
+	// (Ranks times SegmentBytes, rounded up to pages, plus a control area
+	// of a page or more), so that a /dev/shm without room for it fails the
+	// launch with one line, and a /dev/shm that fills up later cannot kill
+	// a rank: all of it is memory for as long as the job runs, touched or
+	// not.
 	SegmentBytes int64
 	// JobID names the job and its file in /dev/shm ("pgasmr-shm-<launcher
 	// pid>-<JobID>"): letters, digits, '-', '_' and '.', at most 64. Empty

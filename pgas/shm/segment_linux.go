@@ -145,16 +145,19 @@ func (m *mapping) unmap() error {
 }
 
 // create makes the file of a new job in dir with mode 0600, sizes it,
-// writes the header and maps it. The file is sparse: pages take memory
-// once a rank touches them.
+// reserves its pages (reserveJob, in devshm_linux.go), writes the header
+// and maps it. A dir without room for the whole file is one error line
+// naming dir, the size the job needs and what is free (noRoomError),
+// whether statfs says so before the file is made or fallocate finds it
+// out.
 func create(dir, name string, ranks int, capacity int64) (*mapping, error) {
 	size := fileBytes(ranks, capacity)
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return nil, fmt.Errorf("shm: %s: %w", dir, err)
+	free, err := freeBytes(dir)
+	if err != nil {
+		return nil, err
 	}
-	if free := int64(st.Bavail) * int64(st.Bsize); free < size {
-		return nil, fmt.Errorf("shm: %s has %d bytes free; the job needs %d (%d ranks of %d bytes)", dir, free, size, ranks, capacity)
+	if free < size {
+		return nil, noRoomError(dir, size, free, ranks, capacity)
 	}
 	path := filepath.Join(dir, name)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -163,11 +166,15 @@ func create(dir, name string, ranks int, capacity int64) (*mapping, error) {
 	}
 	defer f.Close()
 	fail := func(err error) (*mapping, error) {
+		f.Truncate(0) // frees the reserved pages now, not when f is closed
 		os.Remove(path)
 		return nil, err
 	}
 	if err := f.Truncate(size); err != nil {
 		return fail(fmt.Errorf("shm: size segment %s to %d bytes: %w", path, size, err))
+	}
+	if err := reserveJob(f, dir, size, ranks, capacity); err != nil {
+		return fail(err)
 	}
 	mem, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
