@@ -5,7 +5,9 @@
 //
 // Text alignment: number columns are right-aligned, others left-aligned;
 // widths count runes; columns are two spaces apart; no line has trailing
-// spaces.
+// spaces. A column is at most MaxAlign runes wide: a longer cell overflows
+// it, so that one huge cell (a 1 GB "word") does not pad every line to
+// its width and make the text output grow with lines times that width.
 package table
 
 import (
@@ -63,7 +65,7 @@ func WriteEach(w io.Writer, format string, cols []Column, width []int, each func
 		}
 		wd := make([]int, len(cols))
 		for c, h := range header {
-			wd[c] = max(width[c], Width(h))
+			wd[c] = max(min(width[c], MaxAlign), Width(h))
 		}
 		line := textLine(bw, right, wd)
 		line(header)
@@ -132,6 +134,9 @@ func textLine(w *bufio.Writer, right []bool, width []int) func(row []string) {
 		w.WriteByte('\n')
 	}
 }
+
+// MaxAlign is the widest a text column is aligned to, in runes.
+const MaxAlign = 128
 
 const spaces = "                                                                "
 

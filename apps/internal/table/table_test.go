@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -69,3 +70,29 @@ func TestOutput(t *testing.T) {
 type failWriter struct{ err error }
 
 func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestHugeCellLinear: one cell far wider than MaxAlign overflows its column
+// instead of widening it, so the text output stays about as large as its
+// cells (a 1 MiB word among 1,000 short ones once padded every line to a
+// MiB).
+func TestHugeCellLinear(t *testing.T) {
+	huge := strings.Repeat("a", 1<<20)
+	rows := [][]string{{huge, "1"}}
+	for i := range 1000 {
+		rows = append(rows, []string{fmt.Sprintf("w%d", i), "2"})
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "text", []Column{{Name: "word"}, {Name: "count", Number: true}}, rows); err != nil {
+		t.Fatal(err)
+	}
+	if max := len(huge) + 1002*(MaxAlign+2+5+1); b.Len() > max { // the header and 1,001 rows
+		t.Fatalf("text output of %d bytes, want at most %d", b.Len(), max)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if lines[0] != "word"+strings.Repeat(" ", MaxAlign-4)+"  count" || lines[2] != "w0"+strings.Repeat(" ", MaxAlign-2)+"      2" {
+		t.Fatalf("header %q, line %q: want columns %d runes wide", lines[0], lines[2], MaxAlign)
+	}
+	if lines[1] != huge+"      1" {
+		t.Fatalf("the huge cell's line is not the cell then its count right-aligned: %.40q...", lines[1][len(huge)-5:])
+	}
+}
