@@ -172,13 +172,27 @@ func (ck *rankCheckpoint) counted(i int64, st *reduce.Store[string, int64], c *r
 	if err != nil {
 		return err
 	}
-	err = ck.saver.Save(done, side, func(path string) error {
-		return st.WriteFile(path, reduce.ReadRun(c.Run()))
-	})
+	snapshot := func() func(string) error {
+		run := c.Run() // a sorted copy: the table counts on while it is written
+		return func(path string) error { return st.WriteFile(path, reduce.ReadRun(run)) }
+	}
+	if final {
+		err = ck.saver.Save(done, side, snapshot)
+	} else {
+		err = ck.saver.Start(done, side, snapshot)
+	}
 	if err == nil && afterSave != nil {
 		afterSave()
 	}
 	return err
+}
+
+// wait waits for the rank's save that runs in the background, if any:
+// Run does not return while one writes to the directory.
+func (ck *rankCheckpoint) wait() {
+	if ck != nil {
+		ck.saver.Wait()
+	}
 }
 
 // errNoCheckpoint is the error of a baseline asked to checkpoint.

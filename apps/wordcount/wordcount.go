@@ -314,6 +314,7 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		if ck, err = openCheckpoint(ctx, r, o, cs, st, c, &mine); err != nil {
 			return nil, joberr.Wrap("wordcount", err)
 		}
+		defer ck.wait() // a failed map's last save, still writing
 	}
 	count := func(ctx context.Context, i int64, ch chunk) error {
 		if ck.skip(ctx, i, ch) {

@@ -77,7 +77,7 @@ func TestPrepare(t *testing.T) {
 			m2 := tc.m()
 			// A state of the old job: cleared with the rest.
 			s := NewSaver(dir, 0, m.Key(), State{})
-			if err := s.Save([]int64{1}, nil, func(p string) error { return os.WriteFile(p, []byte("run"), 0o600) }); err != nil {
+			if err := s.Save([]int64{1}, nil, func() func(string) error { return func(p string) error { return os.WriteFile(p, []byte("run"), 0o600) } }); err != nil {
 				t.Fatal(err)
 			}
 			resumed, started, err := Prepare(dir, m2)
@@ -144,8 +144,10 @@ func TestSaveLoad(t *testing.T) {
 		t.Fatalf("empty dir: %v %v", ok, err)
 	}
 	s := NewSaver(dir, 0, key, State{})
-	write := func(body string) func(string) error {
-		return func(p string) error { return os.WriteFile(p, []byte(body), 0o600) }
+	write := func(body string) func() func(string) error {
+		return func() func(string) error {
+			return func(p string) error { return os.WriteFile(p, []byte(body), 0o600) }
+		}
 	}
 	if err := s.Save([]int64{0, 2}, []byte("side1"), write("run1")); err != nil {
 		t.Fatal(err)
@@ -185,7 +187,7 @@ func TestSaveLoad(t *testing.T) {
 	}
 	// A failed save leaves the committed state.
 	s2 := NewSaver(dir, 1, key, State{})
-	if err := s2.Save([]int64{1}, nil, func(string) error { return errors.New("disk full") }); err == nil || !strings.Contains(err.Error(), "disk full") {
+	if err := s2.Save([]int64{1}, nil, func() func(string) error { return func(string) error { return errors.New("disk full") } }); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("failed save: %v", err)
 	}
 	if _, ok, _ := Load(dir, 1, key); ok {
@@ -217,7 +219,7 @@ func TestRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := NewSaver(dir, 0, m.Key(), State{})
-	if err := s.Save([]int64{0}, nil, func(p string) error { return os.WriteFile(p, nil, 0o600) }); err != nil {
+	if err := s.Save([]int64{0}, nil, func() func(string) error { return func(p string) error { return os.WriteFile(p, nil, 0o600) } }); err != nil {
 		t.Fatal(err)
 	}
 	if err := Remove(dir); err != nil {

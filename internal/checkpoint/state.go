@@ -75,22 +75,27 @@ func Load(dir string, rank int, key string) (s State, ok bool, err error) {
 	return s, true, nil
 }
 
-// Saver saves one rank's snapshots. It belongs to one goroutine.
+// Saver saves one rank's snapshots. Taking a snapshot (the caller's
+// copy of its state) is done on the caller's goroutine; writing it, syncing
+// it and committing it go on in the background while the caller maps on,
+// one save at a time. A Saver belongs to one goroutine.
 type Saver struct {
 	dir  string
-	prev State
-	last time.Time     // when the last save ended (or the saver began)
-	cost time.Duration // what the last save took
-	// Every is the least time between saves; a save is due once both
-	// Every and Ratio times the last save's cost have passed.
+	prev State         // the last committed state
+	last time.Time     // when the last snapshot was taken (or the saver began)
+	cost time.Duration // what taking the last snapshot took
+	// Every is the least time between snapshots; one is due once both
+	// Every and Ratio times what taking the last one took have passed.
 	Every time.Duration
 	Ratio int
 	saves int
+	busy  chan error // the running save's result; nil when none runs
 }
 
 // DefaultEvery and DefaultRatio are a Saver's defaults: a snapshot at
-// most every quarter second, and no sooner than ten times what the last
-// one took, so that saving costs at most about a tenth of the map.
+// most every quarter second, and no sooner than ten times what taking the
+// last one took, so that snapshots cost the map at most about a tenth of
+// its time (the writing, which waits on the disk, goes on beside it).
 const (
 	DefaultEvery = 250 * time.Millisecond
 	DefaultRatio = 10
@@ -109,20 +114,58 @@ func (s *Saver) Due() bool {
 	return since >= s.Every && since >= time.Duration(s.Ratio)*s.cost
 }
 
-// Saves is the number of snapshots this saver wrote.
+// Saves is the number of snapshots this saver committed.
 func (s *Saver) Saves() int { return s.saves }
 
-// Save commits a snapshot: done (ascending) are every task finished so
-// far, side the app's side result for them, and writeRun writes their
-// combined output to the path it is given (a new file, which it must
-// sync: reduce.Store.WriteFile does). On an error the previous snapshot
-// stays the committed one.
-func (s *Saver) Save(done []int64, side []byte, writeRun func(path string) error) error {
+// Save takes a snapshot and commits it before it returns: Start, then
+// Wait.
+func (s *Saver) Save(done []int64, side []byte, snapshot func() (writeRun func(path string) error)) error {
+	if err := s.Start(done, side, snapshot); err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+// Start waits for the save that runs, if any, then takes a snapshot and
+// starts committing it in the background: done (ascending, which Start
+// keeps) are every task finished so far, side the app's side result for
+// them, and snapshot, called at once, copies the tasks' combined output
+// and returns what writes that copy to the path it is given (a new file,
+// which it must sync: reduce.Store.WriteFile does). It returns the
+// previous save's error, if it failed; Wait returns this one's. On an
+// error the last committed snapshot stays the committed one.
+func (s *Saver) Start(done []int64, side []byte, snapshot func() (writeRun func(path string) error)) error {
+	if err := s.Wait(); err != nil {
+		return err
+	}
 	t0 := time.Now()
+	writeRun := snapshot()
+	s.last = time.Now()
+	s.cost = s.last.Sub(t0)
 	next := s.prev
 	next.Gen++
 	next.Done, next.Side = done, side
 	next.Run = fmt.Sprintf("rank-%d.%d.run", next.Rank, next.Gen)
+	s.busy = make(chan error, 1)
+	go func() { s.busy <- s.commit(next, writeRun) }()
+	return nil
+}
+
+// Wait waits for the save that runs, if any, and returns its error.
+func (s *Saver) Wait() error {
+	if s.busy == nil {
+		return nil
+	}
+	err := <-s.busy
+	s.busy = nil
+	return err
+}
+
+// commit writes next's run file, then its state (the commit), then
+// removes the run file of the state it replaces. It runs on the save's
+// goroutine: it touches s.prev and s.saves, which Start and Wait read
+// only once it is done.
+func (s *Saver) commit(next State, writeRun func(path string) error) error {
 	path := next.RunPath(s.dir)
 	os.Remove(path) // a killed save's leftover of the same generation
 	if err := writeRun(path); err != nil {
@@ -142,7 +185,5 @@ func (s *Saver) Save(done []int64, side []byte, writeRun func(path string) error
 	}
 	s.prev = next
 	s.saves++
-	s.last = time.Now()
-	s.cost = s.last.Sub(t0)
 	return nil
 }
