@@ -77,7 +77,9 @@ func TestPrepare(t *testing.T) {
 			m2 := tc.m()
 			// A state of the old job: cleared with the rest.
 			s := NewSaver(dir, 0, m.Key(), State{})
-			if err := s.Save([]int64{1}, nil, func() func(string) error { return func(p string) error { return os.WriteFile(p, []byte("run"), 0o600) } }); err != nil {
+			if err := s.Save([]int64{1}, nil, func() func(string) error {
+				return func(p string) error { return os.WriteFile(p, []byte("run"), 0o600) }
+			}); err != nil {
 				t.Fatal(err)
 			}
 			resumed, started, err := Prepare(dir, m2)
