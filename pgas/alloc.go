@@ -325,7 +325,7 @@ func (r *Rank) AllAlloc(ctx context.Context, size int64) (Region, error) {
 				return Region{}, err
 			}
 		}
-		if err := r.publishSlot(ctx, r.World().members, slot, res); err != nil {
+		if err := r.publishSlot(ctx, r.World(), slot, res); err != nil {
 			return Region{}, err
 		}
 	}
@@ -366,14 +366,15 @@ func allocResult(size, off, ever int64, err error) ([slotWords]int64, error) {
 	return [slotWords]int64{codeNoSpace, 0, oom.Asked, oom.Left}, nil
 }
 
-// publishSlot writes res into the result slot of every rank in members.
-func (r *Rank) publishSlot(ctx context.Context, members []int, slot int64, res [slotWords]int64) error {
+// publishSlot writes res into the result slot of every member of t.
+func (r *Rank) publishSlot(ctx context.Context, t *Team, slot int64, res [slotWords]int64) error {
 	var b [slotWords * 8]byte
 	for i, v := range res {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
 	}
 	h := &Handle{}
-	for _, p := range members {
+	for tid := range t.size {
+		p := t.RankOf(tid)
 		if p == r.id {
 			copy(r.seg[slot:], b[:])
 			continue

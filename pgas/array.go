@@ -240,7 +240,7 @@ func (a *Array[T]) Get(ctx context.Context, i int64) (T, error) {
 		}
 		return *(*T)(unsafe.Pointer(&buf[0])), nil
 	}
-	a.r.stats.countRemote(OpGet, owner, 0, int(a.esz))
+	a.r.countRemote(OpGet, owner, 0, int(a.esz))
 	if err := a.r.ep.Get(ctx, owner, off, buf); err != nil {
 		var zero T
 		return zero, fmt.Errorf("pgas: get element %d from rank %d: %w", i, owner, err)
@@ -267,7 +267,7 @@ func (a *Array[T]) Put(ctx context.Context, i int64, v T) error {
 		}
 		return nil
 	}
-	a.r.stats.countRemote(OpPut, owner, int(a.esz), 0)
+	a.r.countRemote(OpPut, owner, int(a.esz), 0)
 	if err := a.r.ep.Put(ctx, owner, off, buf); err != nil {
 		return fmt.Errorf("pgas: put element %d to rank %d: %w", i, owner, err)
 	}

@@ -401,7 +401,7 @@ func (c *rcache) writeBack(ctx context.Context, l *cacheLine) error {
 		}
 		j = min(j, n)
 		c.st.WriteBacks++
-		c.r.stats.countRemote(OpPut, l.rank, j-i, 0)
+		c.r.countRemote(OpPut, l.rank, j-i, 0)
 		if err := c.r.ep.Put(ctx, l.rank, base+int64(i), l.data[i:j]); err != nil {
 			return fmt.Errorf("pgas: cache write-back of %d bytes to rank %d at %d: %w", j-i, l.rank, base+int64(i), err)
 		}
@@ -418,7 +418,7 @@ func (c *rcache) load(ctx context.Context, l *cacheLine) error {
 	n := c.lineLen(l.num)
 	off := l.num << c.shift
 	c.st.Fetches++
-	c.r.stats.countRemote(OpGet, l.rank, 0, n)
+	c.r.countRemote(OpGet, l.rank, 0, n)
 	dst := l.data[:n]
 	if l.isDirt {
 		if c.fetch == nil {

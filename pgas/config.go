@@ -3,9 +3,12 @@ package pgas
 import (
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"runtime"
 	"time"
 
+	"github.com/pgasmr/pgasmr/internal/size"
 	"github.com/pgasmr/pgasmr/pgas/transport"
 )
 
@@ -23,6 +26,104 @@ const MaxHeapFloor = 32 << 20
 // memory limit at the two together while the job runs (unless GOMEMLIMIT
 // is set), so that garbage does not take the process past them.
 const MemorySlack = 32 << 20
+
+// The runtime's memory for a rank, in resident bytes: its goroutine's
+// stack, its Rank with the state of its teams and collectives (which does
+// not grow with the number of ranks: see TestNPRankMemoryLinear), and the
+// pages of its segment that every job touches (the header's result and
+// call-check slots, the world team's control block, the start of the
+// collectives' staging area). TestNPRankCostMeasure (pgas/np_memory_test.go)
+// measured 46 to 59 KiB of resident memory a rank over 1,000 and 3,000
+// in-process ranks making a broadcast, an allreduce and a gather
+// (linux/amd64, Go 1.26): about 30 KiB of heap and stack (of which
+// TestNPRankMemoryLinear sees 26 to 37 KiB, per-peer counters of an
+// all-to-all included) and 4 to 6 pages of segment. RankCostBytes rounds
+// that up, with room for the pages a job's own collectives stage in.
+const (
+	rankStateBytes   = 32 << 10
+	rankSegmentPages = 8
+)
+
+// RankCostBytes is what the runtime costs a rank in memory:
+// rankStateBytes of heap and stack and rankSegmentPages pages of its
+// segment, 64 KiB with 4 KiB pages. The ranks of a node pay it out of
+// the node's MemoryBytes, beyond the MemorySlack a process may hold
+// anyway: see Config.MemoryBytes.
+var RankCostBytes = int64(rankStateBytes + rankSegmentPages*os.Getpagesize())
+
+// DefaultPairBytes is Config.PairBytes where a Config leaves it zero: 0
+// in the library. A program whose jobs hold memory for every pair of
+// ranks (the counts and buffers of all-to-all exchanges, as every
+// MapReduce shuffle makes) sets it to what they hold, so that Validate
+// counts it for every job the program runs (mrrun does).
+var DefaultPairBytes int64
+
+// RuntimeBytes returns what the runtime costs ranks ranks in memory
+// (RankCostBytes each).
+func RuntimeBytes(ranks int) int64 { return mulSat(int64(ranks), RankCostBytes) }
+
+// mulSat returns a*b for non-negative a and b, or math.MaxInt64 if that
+// overflows.
+func mulSat(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// BudgetError is Validate's error for a job whose ranks need more memory
+// on a node, for the runtime and the pairs of ranks (Config.PairBytes),
+// than the node's budget and MemorySlack allow.
+type BudgetError struct {
+	Ranks       int   // ranks on the node
+	AllRanks    bool  // the node holds every rank of the job
+	Need        int64 // what they need
+	RankBytes   int64 // RankCostBytes
+	PairBytes   int64 // Config.PairBytes (or DefaultPairBytes)
+	MemoryBytes int64 // the node's budget
+	SlackBytes  int64 // MemorySlack
+	MaxRanks    int   // the most ranks on the node that fit
+}
+
+func (e *BudgetError) Error() string {
+	what, need := fmt.Sprintf("%d ranks", e.Ranks), "needs"
+	if e.Ranks != 1 {
+		need = "need"
+	}
+	if !e.AllRanks {
+		what += " on a node"
+	}
+	cost := fmt.Sprintf("for the runtime alone (%s a rank)", size.String(e.RankBytes))
+	if e.PairBytes > 0 {
+		cost = fmt.Sprintf("(%s a rank for the runtime, %d B for each pair of ranks)", size.String(e.RankBytes), e.PairBytes)
+	}
+	return fmt.Sprintf("pgas: %s %s about %s %s, over the memory budget of %s and the %s a process may hold beyond it; at most %d ranks fit",
+		what, need, size.String(e.Need), cost, size.String(e.MemoryBytes), size.String(e.SlackBytes), e.MaxRanks)
+}
+
+// pairBytes returns PairBytes, or DefaultPairBytes where it is zero.
+func (c Config) pairBytes() int64 {
+	if c.PairBytes > 0 {
+		return c.PairBytes
+	}
+	return max(DefaultPairBytes, 0)
+}
+
+// nodeNeed returns the memory the ranks of the largest node need: the
+// runtime's (RuntimeBytes) and the pairs' they form with every rank
+// (PairBytes each).
+func (c Config) nodeNeed() int64 {
+	node := int64(min(c.RanksPerNode, c.Ranks))
+	pairs := mulSat(node, int64(c.Ranks))
+	return min(RuntimeBytes(int(node))+mulSat(pairs, c.pairBytes()), math.MaxInt64/2)
+}
+
+// runtimeOver returns how much of a node's MemoryBytes its ranks' runtime
+// and pairs take: what nodeNeed holds beyond MemorySlack, 0 if it fits
+// in it (then the job's data has the whole budget).
+func (c Config) runtimeOver() int64 {
+	return max(0, c.nodeNeed()-MemorySlack)
+}
 
 // Defaults used where a Config field is zero.
 const (
@@ -90,8 +191,20 @@ type Config struct {
 	// they cannot hold to temporary files in TmpDir (package mr sets it on
 	// a job's stores: reduce.Store.SetSpill), and Run keeps Go's memory
 	// limit at the shares of the ranks it hosts plus MemorySlack. The
-	// segments (SegmentBytes) are apart from it. Zero means no bound.
+	// segments (SegmentBytes) are apart from it. The runtime's own
+	// memory for the ranks of a node (RankCostBytes each) comes out of
+	// MemorySlack first and then out of MemoryBytes, before the shares:
+	// a node whose ranks' runtime does not fit in the two together is an
+	// error of Validate (a *BudgetError), before any rank starts, and so
+	// is one whose pairs of ranks need more (PairBytes). Zero means no
+	// bound.
 	MemoryBytes int64
+	// PairBytes is the memory the job holds on a node for each pair of
+	// one of the node's ranks and any rank: the counts and buffers of
+	// all-to-all exchanges, which every rank makes with every other in a
+	// MapReduce shuffle. It counts against MemoryBytes with the runtime's
+	// RankCostBytes. Zero means DefaultPairBytes.
+	PairBytes int64
 	// TmpDir is the directory temporary files are made in. Empty means
 	// os.TempDir().
 	TmpDir string
@@ -150,6 +263,12 @@ func (c Config) Validate() error {
 	if c.MemoryBytes < 0 {
 		errs = append(errs, fmt.Errorf("pgas: MemoryBytes = %d is negative", c.MemoryBytes))
 	}
+	if c.PairBytes < 0 {
+		errs = append(errs, fmt.Errorf("pgas: PairBytes = %d is negative", c.PairBytes))
+	}
+	if err := c.checkBudget(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.FragmentBytes < 8 {
 		errs = append(errs, fmt.Errorf("pgas: FragmentBytes = %d, want at least 8", c.FragmentBytes))
 	}
@@ -157,6 +276,31 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// checkBudget returns a *BudgetError if the runtime of the ranks of a
+// node takes more than the node's MemoryBytes beyond MemorySlack (c has
+// its defaults).
+func (c Config) checkBudget() error {
+	if c.MemoryBytes <= 0 || c.Ranks < 1 || c.RanksPerNode < 1 {
+		return nil
+	}
+	over := c.runtimeOver()
+	if over < c.MemoryBytes {
+		return nil
+	}
+	node := min(c.RanksPerNode, c.Ranks)
+	e := &BudgetError{Ranks: node, AllRanks: node == c.Ranks, Need: c.nodeNeed(), RankBytes: RankCostBytes,
+		PairBytes: c.pairBytes(), MemoryBytes: c.MemoryBytes, SlackBytes: MemorySlack}
+	// The most ranks that fit: n·R + n·N·P <= B, N being n itself when
+	// the node holds every rank.
+	b, r, p := float64(c.MemoryBytes+MemorySlack), float64(RankCostBytes), float64(e.PairBytes)
+	if e.AllRanks && p > 0 {
+		e.MaxRanks = int((-r + math.Sqrt(r*r+4*p*b)) / (2 * p))
+	} else {
+		e.MaxRanks = int(b / (r + float64(c.Ranks)*p))
+	}
+	return e
 }
 
 func (c Config) job() transport.Job {

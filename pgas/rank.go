@@ -25,8 +25,9 @@ type Rank struct {
 	heap    localHeap
 	fresh   freshMarks // the parts of the segment never handed out, still zero
 	allocs  int64      // number of AllAlloc calls, selects the result slot
-	stats   Stats
-	scratch []uint64 // element staging for remote Get/Put
+	stats   Stats      // the counters but Peers, which are in peers
+	peers   peerTable  // Stats.Peers
+	scratch []uint64   // element staging for remote Get/Put
 	world   *Team
 	cleanup []func()      // Cleanup's, run last first when the rank returns
 	turns   chan struct{} // its process's turns (TakeTurn), or nil
@@ -34,7 +35,8 @@ type Rank struct {
 	// spinResume, set by backoff in a spinning wait that gave the
 	// rank's turn back, takes one again (waiting).
 	spinResume func(ctx context.Context) error
-	cache      *rcache // the remote-reference cache, or nil (Config.Cache)
+	cache      *rcache     // the remote-reference cache, or nil (Config.Cache)
+	shared     *procShared // what the ranks of this process share, or nil
 }
 
 func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error) {
@@ -47,7 +49,6 @@ func newRank(_ context.Context, cfg Config, ep transport.Extended) (*Rank, error
 	}
 	r := &Rank{ep: ep, nat: ep.Collectives(), cfg: cfg, id: ep.Rank(), n: ep.Size(), seg: seg}
 	r.stats.Rank = r.id
-	r.stats.Peers = make(Traffic, r.n)
 	r.heap.init(cfg.SegmentBytes)
 	r.fresh = freshMarks{local: cfg.SegmentBytes}
 	if cfg.Cache.On() {
@@ -74,8 +75,9 @@ func (r *Rank) N() int { return r.n }
 func (r *Rank) Config() Config { return r.cfg }
 
 // MemoryShare returns this rank's share of Config.MemoryBytes: the
-// node's budget divided evenly among the ranks of its node, at least 1
-// byte; 0 if the job has no bound.
+// node's budget, less what the runtime of its ranks takes of it (see
+// Config.MemoryBytes), divided evenly among the ranks of its node, at
+// least 1 byte; 0 if the job has no bound.
 func (r *Rank) MemoryShare() int64 { return memoryShare(r.cfg, r.id) }
 
 // memoryShare is the share of cfg.MemoryBytes (cfg with defaults) of
@@ -85,7 +87,7 @@ func memoryShare(cfg Config, rank int) int64 {
 		return 0
 	}
 	first := rank / cfg.RanksPerNode * cfg.RanksPerNode
-	return max(cfg.MemoryBytes/int64(min(cfg.RanksPerNode, cfg.Ranks-first)), 1)
+	return max((cfg.MemoryBytes-cfg.runtimeOver())/int64(min(cfg.RanksPerNode, cfg.Ranks-first)), 1)
 }
 
 // Cleanup registers f to run when the rank's function returns, on every
@@ -167,7 +169,7 @@ func (r *Rank) CountCast(kind OpKind, rank int, ops, bytes int64) {
 		return
 	}
 	r.stats.Remote[kind] += ops
-	p := &r.stats.Peers[rank]
+	p := r.peers.at(rank)
 	p.Messages += ops
 	if kind == OpPut {
 		p.BytesSent += bytes
@@ -240,7 +242,7 @@ func (r *Rank) PutBytes(ctx context.Context, rank int, off int64, src []byte) er
 	}
 	for len(src) > 0 {
 		n := min(int64(len(src)), r.cfg.FragmentBytes)
-		r.stats.countRemote(OpPut, rank, int(n), 0)
+		r.countRemote(OpPut, rank, int(n), 0)
 		if err := r.ep.Put(ctx, rank, off, src[:n]); err != nil {
 			return fmt.Errorf("pgas: put %d bytes to rank %d at %d: %w", n, rank, off, err)
 		}
@@ -264,7 +266,7 @@ func (r *Rank) GetBytes(ctx context.Context, rank int, off int64, dst []byte) er
 	}
 	if n := int64(len(dst)); n <= r.cfg.FragmentBytes {
 		// One fragment: a blocking get, without a handle to allocate.
-		r.stats.countRemote(OpGet, rank, 0, int(n))
+		r.countRemote(OpGet, rank, 0, int(n))
 		if err := r.ep.Get(ctx, rank, off, dst); err != nil {
 			return fmt.Errorf("pgas: get %d bytes of rank %d at %d: %w", n, rank, off, err)
 		}
@@ -365,7 +367,7 @@ func (r *Rank) getBytesAsync(ctx context.Context, rank int, off int64, dst []byt
 	}
 	for len(dst) > 0 {
 		n := min(int64(len(dst)), r.cfg.FragmentBytes)
-		r.stats.countRemote(OpGet, rank, 0, int(n))
+		r.countRemote(OpGet, rank, 0, int(n))
 		if th := r.ep.GetAsync(ctx, rank, off, dst[:n]); th != transport.Completed {
 			h.hs = append(h.hs, errHandle{th, "get", rank, off, n})
 		}
@@ -383,7 +385,7 @@ func (r *Rank) putBytesAsync(ctx context.Context, rank int, off int64, src []byt
 	}
 	for len(src) > 0 {
 		n := min(int64(len(src)), r.cfg.FragmentBytes)
-		r.stats.countRemote(OpPut, rank, int(n), 0)
+		r.countRemote(OpPut, rank, int(n), 0)
 		if th := r.ep.PutAsync(ctx, rank, off, src[:n]); th != transport.Completed {
 			h.hs = append(h.hs, errHandle{th, "put", rank, off, n})
 		}
@@ -465,7 +467,7 @@ func (r *Rank) countAtomic(rank int) {
 		return
 	}
 	r.stats.Remote[OpAtomic]++
-	r.stats.Peers[rank].Messages++
+	r.peers.at(rank).Messages++
 }
 
 // Fence blocks until every put this rank issued is complete at its target.
@@ -624,10 +626,10 @@ func (r *Rank) strided(ctx context.Context, rank int, s Strided, buf []byte, put
 	}
 	var err error
 	if put {
-		r.stats.countRemote(OpPut, rank, n, 0)
+		r.countRemote(OpPut, rank, n, 0)
 		err = r.ep.PutStrided(ctx, rank, s, buf)
 	} else {
-		r.stats.countRemote(OpGet, rank, 0, n)
+		r.countRemote(OpGet, rank, 0, n)
 		err = r.ep.GetStrided(ctx, rank, s, buf)
 	}
 	if err != nil {

@@ -125,13 +125,15 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 	// a small live heap would be collected every few MiB of garbage.
 	defer memlimit.HeapFloor(min(int64(len(eps))*cfg.SegmentBytes, MaxHeapFloor))()
 	// Under a memory budget the collector keeps the heap near the live
-	// data of the ranks hosted here, which keep to their shares.
+	// data of the ranks hosted here, which keep to their shares, and the
+	// runtime's and their pairs' (which take the slack first).
 	if cfg.MemoryBytes > 0 {
 		var budget int64
 		for _, ep := range eps {
 			budget += memoryShare(cfg, ep.Rank())
 		}
-		defer memlimit.GoLimit(budget + MemorySlack)()
+		hosted := RuntimeBytes(len(eps)) + mulSat(mulSat(int64(len(eps)), int64(cfg.Ranks)), cfg.pairBytes())
+		defer memlimit.GoLimit(budget + max(hosted, MemorySlack))()
 	}
 
 	type result struct {
@@ -139,14 +141,29 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, r *Rank) 
 		err  error
 	}
 	turns := newTurns(cfg.Turns, len(eps))
+	hosted := make([]int, len(eps))
+	for i, ep := range eps {
+		hosted[i] = ep.Rank()
+	}
+	shared := newProcShared(cfg.Ranks, hosted)
 	results := make(chan result, len(eps))
 	failed := make(chan struct{})
 	var failOnce sync.Once
-	for _, ep := range eps {
+	for i, ep := range eps {
+		if err := ctx.Err(); err != nil {
+			// Cancelled while the ranks start (a hundred thousand of
+			// them take a while): the rest do not start.
+			for _, ep := range eps[i:] {
+				ep.Fail(err)
+				results <- result{ep.Rank(), err}
+			}
+			failOnce.Do(func() { close(failed); cancel() })
+			break
+		}
 		// The endpoint's optional capabilities, asked for once.
 		ep := transport.Extend(ep)
 		go func() {
-			err := runRank(ctx, cfg, ep, turns, fn)
+			err := runRank(ctx, cfg, ep, turns, shared, fn)
 			if c := transport.WithCause(ctx, context.Canceled); c != context.Canceled && errors.Is(err, context.Canceled) {
 				// Cancelled from outside with a cause (a signal, as
 				// mrrun gives it): the cause says more than "context
@@ -318,7 +335,7 @@ func summarise(errs map[int]error, order []int) error {
 	return je
 }
 
-func runRank(ctx context.Context, cfg Config, ep transport.Extended, turns chan struct{}, fn func(context.Context, *Rank) error) (err error) {
+func runRank(ctx context.Context, cfg Config, ep transport.Extended, turns chan struct{}, shared *procShared, fn func(context.Context, *Rank) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
@@ -329,6 +346,7 @@ func runRank(ctx context.Context, cfg Config, ep transport.Extended, turns chan 
 		return err
 	}
 	r.turns = turns
+	r.shared = shared
 	if err := r.Barrier(ctx); err != nil {
 		return fmt.Errorf("start barrier: %w", err)
 	}

@@ -62,13 +62,63 @@ func (s *Stats) countLocal(k OpKind, n int) {
 	s.LocalBytes += int64(n)
 }
 
-func (s *Stats) countRemote(k OpKind, peer, sent, recv int) {
-	s.Remote[k]++
-	p := &s.Peers[peer]
+// countRemote counts a remote operation of kind k with peer.
+func (r *Rank) countRemote(k OpKind, peer, sent, recv int) {
+	r.stats.Remote[k]++
+	p := r.peers.at(peer)
 	p.Messages++
 	p.BytesSent += int64(sent)
 	p.BytesReceived += int64(recv)
 }
+
+// peerPage is how many peers' counters a peerTable allocates at once.
+const peerPage = 16
+
+// peerTable is a rank's traffic with each peer (Stats.Peers), kept in
+// pages of peerPage peers made when the rank first exchanges a message
+// with one of them: a rank that talks to a few peers of a large job
+// (a tree's parent and children) holds a few pages instead of a counter
+// for every rank, which over the job is memory in the square of the
+// ranks. The last page used is at hand without the map.
+type peerTable struct {
+	pages    map[int]*[peerPage]PeerTraffic
+	lastPage int
+	last     *[peerPage]PeerTraffic
+}
+
+// at returns peer's counters, made if new.
+func (t *peerTable) at(peer int) *PeerTraffic {
+	if i := peer / peerPage; t.last != nil && i == t.lastPage {
+		return &t.last[peer%peerPage]
+	}
+	return t.page(peer)
+}
+
+func (t *peerTable) page(peer int) *PeerTraffic {
+	i := peer / peerPage
+	p := t.pages[i]
+	if p == nil {
+		if t.pages == nil {
+			t.pages = map[int]*[peerPage]PeerTraffic{}
+		}
+		p = new([peerPage]PeerTraffic)
+		t.pages[i] = p
+	}
+	t.lastPage, t.last = i, p
+	return &p[peer%peerPage]
+}
+
+// dense returns the counters as a Traffic of n peers.
+func (t *peerTable) dense(n int) Traffic {
+	out := make(Traffic, n)
+	for i, p := range t.pages {
+		copy(out[i*peerPage:], p[:])
+	}
+	return out
+}
+
+// reset zeroes every counter.
+func (t *peerTable) reset() { *t = peerTable{} }
 
 // BytesSent is the sum of bytes put to other ranks.
 func (s Stats) BytesSent() int64 { return s.Peers.BytesSent() }
@@ -138,17 +188,31 @@ func (s *Stats) Add(o Stats) {
 	s.Cache.add(o.Cache)
 }
 
-// Stats returns a copy of this rank's counters.
+// Stats returns a copy of this rank's counters. Its Peers has an entry
+// for every rank of the job, made for the call: the rank keeps counters
+// only for the peers it has exchanged messages with.
 func (r *Rank) Stats() Stats {
 	s := r.stats
-	s.Peers = append(Traffic(nil), r.stats.Peers...)
+	s.Peers = r.peers.dense(r.n)
 	return s
 }
 
 // ResetStats zeroes this rank's counters.
 func (r *Rank) ResetStats() {
-	clear(r.stats.Peers)
-	r.stats = Stats{Rank: r.id, Peers: r.stats.Peers}
+	r.peers.reset()
+	r.stats = Stats{Rank: r.id}
+}
+
+// restoreStats sets this rank's counters to s (a Stats of its own).
+func (r *Rank) restoreStats(s Stats) {
+	r.peers.reset()
+	for p, t := range s.Peers {
+		if t != (PeerTraffic{}) {
+			*r.peers.at(p) = t
+		}
+	}
+	s.Peers = nil
+	r.stats = s
 }
 
 // encode flattens s (without Rank) into int64 words.
@@ -219,6 +283,6 @@ func (r *Rank) AllStats(ctx context.Context) (per []Stats, sum Stats, err error)
 	if err := r.AllFree(ctx, reg); err != nil {
 		return nil, Stats{}, err
 	}
-	r.stats = saved
+	r.restoreStats(saved)
 	return per, sum, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,9 @@ const (
 	tcSig        = 80  // 2 signature slots of sigBytes (every member)
 	sigBytes     = 152 // 8-byte hash + 144 bytes of text
 	teamCtlBytes = 384 // >= tcSig + 2*sigBytes, a multiple of 64
+	// maxSigText is how much of a call's description CheckSame keeps
+	// for its error while the members meet.
+	maxSigText = 1024
 )
 
 // Team is an ordered subset of the job's ranks that synchronises, allocates
@@ -26,8 +30,13 @@ const (
 // without interfering. A Team value belongs to one member's goroutine, like
 // its Rank; every member holds its own.
 type Team struct {
-	r       *Rank
+	r *Rank
+	// members are the members' ranks in tid order; nil for the world
+	// team, whose member tid is rank tid: a list of every rank on every
+	// rank would cost the job memory in the square of its ranks.
 	members []int
+	size    int
+	local   int // members this process hosts (SharedOnce); 0 until asked
 	tid     int
 	ctl     int64 // offset of the control block
 	world   bool
@@ -53,11 +62,7 @@ func (t *Team) SetValue(key, v any) {
 // World returns the team of all ranks. Its barrier is the job's barrier.
 func (r *Rank) World() *Team {
 	if r.world == nil {
-		m := make([]int, r.n)
-		for i := range m {
-			m[i] = i
-		}
-		r.world = &Team{r: r, members: m, tid: r.id, ctl: worldCtlOff(r.n), world: true, lineage: "world"}
+		r.world = &Team{r: r, size: r.n, tid: r.id, ctl: worldCtlOff(r.n), world: true, lineage: "world"}
 	}
 	return r.world
 }
@@ -124,7 +129,7 @@ func (r *Rank) NewTeam(ctx context.Context, members []int) (*Team, error) {
 }
 
 func (r *Rank) newTeam(members []int, ctl int64, lineage string) *Team {
-	t := &Team{r: r, members: members, tid: slices.Index(members, r.id), ctl: ctl, lineage: lineage}
+	t := &Team{r: r, members: members, size: len(members), tid: slices.Index(members, r.id), ctl: ctl, lineage: lineage}
 	t.world = len(members) == r.n
 	return t
 }
@@ -133,24 +138,43 @@ func (r *Rank) newTeam(members []int, ctl int64, lineage string) *Team {
 func (t *Team) Rank() *Rank { return t.r }
 
 // Size returns the number of members.
-func (t *Team) Size() int { return len(t.members) }
+func (t *Team) Size() int { return t.size }
 
 // ID returns the calling member's team id.
 func (t *Team) ID() int { return t.tid }
 
-// Members returns the members' ranks in tid order (a copy).
-func (t *Team) Members() []int { return slices.Clone(t.members) }
+// Members returns the members' ranks in tid order (a copy: O(Size) to
+// make; RankOf and TeamID answer for one member without it).
+func (t *Team) Members() []int {
+	if t.members == nil {
+		m := make([]int, t.size)
+		for i := range m {
+			m[i] = i
+		}
+		return m
+	}
+	return slices.Clone(t.members)
+}
 
 // RankOf returns the rank of team id tid. It panics if tid is out of range.
 func (t *Team) RankOf(tid int) int {
-	if tid < 0 || tid >= len(t.members) {
-		panic(fmt.Sprintf("pgas: team id %d out of range [0,%d)", tid, len(t.members)))
+	if tid < 0 || tid >= t.size {
+		panic(fmt.Sprintf("pgas: team id %d out of range [0,%d)", tid, t.size))
+	}
+	if t.members == nil {
+		return tid
 	}
 	return t.members[tid]
 }
 
 // TeamID returns the team id of rank, or -1 if rank is not a member.
 func (t *Team) TeamID(rank int) int {
+	if t.members == nil {
+		if rank < 0 || rank >= t.size {
+			return -1
+		}
+		return rank
+	}
 	i, ok := slices.BinarySearch(t.members, rank)
 	if !ok {
 		return -1
@@ -158,11 +182,27 @@ func (t *Team) TeamID(rank int) int {
 	return i
 }
 
+// Nodes returns the number of distinct logical nodes (Rank.NodeOf) of
+// the team's members, without a list of them.
+func (t *Team) Nodes() int {
+	r := t.r
+	if t.members == nil {
+		return r.Nodes()
+	}
+	n, last := 0, -1
+	for _, m := range t.members { // increasing ranks: nodes do not decrease
+		if nd := r.NodeOf(m); nd != last {
+			n, last = n+1, nd
+		}
+	}
+	return n
+}
+
 // Contains reports whether rank is a member.
 func (t *Team) Contains(rank int) bool { return t.TeamID(rank) >= 0 }
 
 // Leader returns the rank of team id 0.
-func (t *Team) Leader() int { return t.members[0] }
+func (t *Team) Leader() int { return t.RankOf(0) }
 
 // IsWorld reports whether the team has every rank of the job.
 func (t *Team) IsWorld() bool { return t.world }
@@ -185,7 +225,7 @@ func (t *Team) Barrier(ctx context.Context) (err error) {
 	if err := r.Fence(ctx); err != nil {
 		return err
 	}
-	lead, size := t.members[0], int64(len(t.members))
+	lead, size := t.Leader(), int64(t.size)
 	t.gen++
 	c, err := r.FetchAdd(ctx, lead, t.ctl+tcCount, 1)
 	if err != nil {
@@ -214,7 +254,7 @@ func (t *Team) Barrier(ctx context.Context) (err error) {
 		}
 		if spin&63 == 63 && !deadline.IsZero() && time.Now().After(deadline) {
 			return fmt.Errorf("pgas: rank %d: barrier of %s team %v: waited %v for the other members: %w",
-				r.id, t.lineage, t.members, r.cfg.SyncTimeout, ErrTimeout)
+				r.id, t.lineage, t.Members(), r.cfg.SyncTimeout, ErrTimeout)
 		}
 		r.backoff(spin)
 	}
@@ -241,7 +281,7 @@ func (t *Team) AllAlloc(ctx context.Context, size int64) (Region, error) {
 		if err != nil {
 			return Region{}, err
 		}
-		if err := r.publishSlot(ctx, t.members, slot, res); err != nil {
+		if err := r.publishSlot(ctx, t, slot, res); err != nil {
 			return Region{}, err
 		}
 	}
@@ -286,7 +326,7 @@ func (t *Team) AllLockAlloc(ctx context.Context) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{r: t.r, ref: LockRef{Home: t.members[0], Off: reg.Off}, reg: reg, own: true}, nil
+	return &Lock{r: t.r, ref: LockRef{Home: t.Leader(), Off: reg.Off}, reg: reg, own: true}, nil
 }
 
 // CheckSame is collective over the team: each member passes a description
@@ -302,6 +342,13 @@ func (t *Team) CheckSame(ctx context.Context, what string) error {
 	binary.LittleEndian.PutUint64(sig[:8], fnv64(what))
 	copy(sig[8:], what)
 	copy(r.seg[slot:slot+sigBytes], sig[:])
+	if len(what) > maxSigText {
+		// A description of a call whose arguments have an entry per
+		// member (counts=[...]) is not held while the members meet: on
+		// every member of a large team at once that is memory in the
+		// square of its size. The error quotes its beginning.
+		what = strings.Clone(what[:maxSigText]) + "..."
+	}
 	if err := t.Barrier(ctx); err != nil {
 		return err
 	}
@@ -309,7 +356,7 @@ func (t *Team) CheckSame(ctx context.Context, what string) error {
 		return nil
 	}
 	var lead [sigBytes]byte
-	if err := r.GetBytes(ctx, t.members[0], slot, lead[:]); err != nil {
+	if err := r.GetBytes(ctx, t.Leader(), slot, lead[:]); err != nil {
 		return err
 	}
 	if lead != sig {
@@ -320,7 +367,7 @@ func (t *Team) CheckSame(ctx context.Context, what string) error {
 			text = append(slices.Clip(text), "..."...)
 		}
 		return fmt.Errorf("pgas: collective mismatch in %s team: rank %d called %s, rank %d (the leader) called %s",
-			t.lineage, r.id, what, t.members[0], text)
+			t.lineage, r.id, what, t.Leader(), text)
 	}
 	return nil
 }

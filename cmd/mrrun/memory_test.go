@@ -18,6 +18,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pgasmr/pgasmr/internal/size"
+	"github.com/pgasmr/pgasmr/pgas"
 )
 
 // The environment of a test binary re-executed as a wrapper that sets its
@@ -215,4 +218,47 @@ func tail(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
+}
+
+// TestMemoryBudgetRefusal: a job whose ranks do not fit its memory budget
+// (the runtime's pgas.RankCostBytes a rank and pairBytes a pair of ranks)
+// is refused before any rank starts, as a usage error of one line that
+// gives the figure; the small budgets of the spill tests still run.
+func TestMemoryBudgetRefusal(t *testing.T) {
+	in := testInput(t, "wordcount")
+	r := mrrun(t, "-np", "600", "--memory", "16KiB", "-q", "wordcount", in).want(t, 2)
+	rank := size.String(pgas.RankCostBytes)
+	for _, s := range []string{"mrrun: ", "600 ranks need about 136.4 MiB", "(" + rank + " a rank for the runtime, 288 B for each pair of ranks)",
+		"over the memory budget of 16 KiB", "at most 246 ranks fit"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr %q does not say %q", r.stderr, s)
+		}
+	}
+	if n := strings.Count(r.stderr, "\n"); n != 1 || !strings.HasPrefix(r.stderr, "mrrun: ") || r.stdout != "" {
+		t.Errorf("want one mrrun line on stderr and no result, got %q and stdout %q", r.stderr, r.stdout)
+	}
+	mrrun(t, "-np", "3", "--memory", "16KiB", "-q", "-o", filepath.Join(t.TempDir(), "out.tsv"), "wordcount", in).want(t, 0)
+}
+
+// TestBudgetLine: the line mrrun gives for a job over its budget, in its
+// own words (-np, the budget's source), and none for one within it.
+func TestBudgetLine(t *testing.T) {
+	err := budgetLine(100000, 0, 2<<30, "--memory")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Fatalf("budgetLine(-np 100000, 2 GiB) = %v, want a usage error", err)
+	}
+	want := "-np 100000 needs about 2.6 TiB of memory (" + size.String(pgas.RankCostBytes) + " a rank for the runtime, 288 B for each pair of ranks), over the memory budget of 2 GiB (--memory); at most "
+	if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), " ranks fit") {
+		t.Errorf("budgetLine = %q, want %q...", err, want)
+	}
+	if err := budgetLine(64, 4, 4<<20, "--memory"); err != nil {
+		t.Errorf("-np 64 under 4 MiB: %v, want nil (it fits in the slack)", err)
+	}
+	if err := budgetLine(2000, 0, 0, "no bound (--memory 0)"); err != nil {
+		t.Errorf("no bound: %v", err)
+	}
+	if err := budgetLine(4000, 1000, 1<<30, "--memory"); err == nil || !strings.Contains(err.Error(), "-np 4000 (1000 a node) needs about") {
+		t.Errorf("-np 4000 of 1000 a node under 1 GiB: %v, want the node's figure", err)
+	}
 }

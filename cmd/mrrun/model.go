@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
 
+	"github.com/pgasmr/pgasmr/internal/memlimit"
+	"github.com/pgasmr/pgasmr/internal/size"
 	"github.com/pgasmr/pgasmr/internal/spmv"
 	"github.com/pgasmr/pgasmr/pgas"
 	"github.com/pgasmr/pgasmr/pgas/coll"
@@ -214,6 +217,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seg := fs.String("segment-bytes", "", "each rank's shared segment (default: sized to the matrix)")
 	tr := fs.String("transport", "inproc", "how the ranks communicate: inproc, or shm (one process per rank, launched by this command)")
 	cacheFlag := fs.String("cache", "", "also run v1 with the remote-reference cache: on or lines=N,line=BYTES,victim=N (see mrrun --help)")
+	memFlag := fs.String("memory", "auto", "memory the model's matrix, vectors and plans may take (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound): a problem that needs more is refused before it starts")
 	if err := parseFlags(fs, args, stdout, modelHelp); err != nil {
 		return err
 	}
@@ -235,6 +239,15 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("model: --transport %q: want inproc or shm", *tr)
 	case *tr == "shm" && *linkFlag != "":
 		return usagef("model: --link applies to --transport inproc, whose logical nodes it links")
+	}
+	budget, from, err := memlimit.ParseBudget(*memFlag)
+	if err != nil {
+		return usagef("model: --memory %s: %v", *memFlag, err)
+	}
+	if need := modelBytes(*n, *rnz, *np); budget > 0 && need > budget {
+		return usagef("model: --n %d needs about %s (%s a row with --rnz %d, %s a rank), over the memory budget of %s (%s); at most --n %d fits",
+			*n, size.String(need), size.String(modelRowBytes(*rnz)), *rnz, size.String(pgas.RankCostBytes),
+			size.String(budget), from, max(0, (budget-pgas.RuntimeBytes(*np))/modelRowBytes(*rnz)))
 	}
 	cfg := pgas.Config{Ranks: *np, RanksPerNode: *rpn}
 	if *linkFlag != "" {
@@ -282,7 +295,7 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	p := spmv.Params{N: *n, RNZ: *rnz, Far: *far, Seed: 1}
 	rep := modelReport{Ranks: *np, RanksPerNode: *rpn, N: *n, RNZ: *rnz, Far: *far, Block: *blk, Steps: *steps}
-	err := pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
+	err = pgas.Run(ctx, cfg, func(ctx context.Context, r *pgas.Rank) error {
 		cal, file, err := calibration(ctx, r, *dir, *recal)
 		if err != nil {
 			return err
@@ -354,6 +367,32 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			round(row.MedianS), row.MedianErrorPct, row.SlowestRank)
 	}
 	return tw.Flush()
+}
+
+// What mrrun model takes a row of the matrix, in resident bytes: its
+// entries in the segments (x, y and D, 8 bytes each, and A and J, 16
+// bytes an off-diagonal entry), the column list model.InspectAll copies
+// (8 bytes an entry), the v3 strategy's gather plan (pgas.NewGatherPlan,
+// about 13 bytes an entry) and the solver's private vectors. Measured
+// as the slope of mrrun model -np 4's peak resident memory from --n
+// 262144 to 1048576: 234 B a row with --rnz 4, 753 with 16, 1616 with
+// 32 (linux/amd64, Go 1.26), which 40 B + 50 B an entry covers.
+const (
+	modelFixedRowBytes = 40
+	modelEntryBytes    = 50
+)
+
+// modelRowBytes returns what a row with rnz off-diagonal entries takes.
+func modelRowBytes(rnz int) int64 { return modelFixedRowBytes + modelEntryBytes*int64(rnz) }
+
+// modelBytes returns what mrrun model takes for n rows of rnz entries on
+// np ranks: the rows and the runtime's cost of the ranks.
+func modelBytes(n int64, rnz, np int) int64 {
+	row := modelRowBytes(rnz)
+	if n > (math.MaxInt64/2)/row {
+		return math.MaxInt64 / 2
+	}
+	return n*row + pgas.RuntimeBytes(np)
 }
 
 // defaultCalibrations is where mrrun model keeps calibrations: the user's

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pgasmr/pgasmr/internal/size"
 )
 
 // TestModel: mrrun model calibrates (once: the second run finds the saved
@@ -72,5 +76,35 @@ func TestModel(t *testing.T) {
 		if r := mrrun(t, c.args...).want(t, 2); !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: stderr %q does not name %s", c.args, r.stderr, c.want)
 		}
+	}
+}
+
+// TestModelMemoryBudget: a problem that does not fit --memory (or the
+// automatic budget) is refused before anything starts, with one line that
+// gives what it needs, the budget and the largest --n that fits; one that
+// fits runs.
+func TestModelMemoryBudget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cal")
+	r := mrrun(t, "model", "-np", "2", "--memory", "64MiB", "--n", "1000000", "--calibrations", dir).want(t, 2)
+	need := size.String(modelBytes(1000000, 16, 2))
+	for _, s := range []string{"mrrun: model: --n 1000000 needs about " + need, "840 B a row with --rnz 16", "over the memory budget of 64 MiB (--memory)", "at most --n "} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr %q does not say %q", r.stderr, s)
+		}
+	}
+	if n := strings.Count(r.stderr, "\n"); n != 1 || r.stdout != "" {
+		t.Errorf("want one line on stderr and nothing on stdout, got %d lines: %q, stdout %q", n, r.stderr, r.stdout)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("the refused model made its calibrations directory %s", dir)
+	}
+	// The issue's --n 500000000 (it took 24 GB before the system's OOM
+	// killer ended it) needs about 390 GiB.
+	r = mrrun(t, "model", "--n", "500000000", "--memory", "1GiB", "--calibrations", dir).want(t, 2)
+	if !strings.Contains(r.stderr, "--n 500000000 needs about 391.2 GiB") {
+		t.Errorf("--n 500000000: stderr %q, want the figure", r.stderr)
+	}
+	if got := modelBytes(1<<62, 16, 2); got <= 0 {
+		t.Errorf("modelBytes of 2^62 rows = %d: overflowed", got)
 	}
 }

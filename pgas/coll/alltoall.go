@@ -73,10 +73,8 @@ func AlltoallV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], sendCo
 	}
 	// Where each sender's chunk lands in this member's staging area, what
 	// it expects from the sender, and its staged total.
-	if len(c.st.a2a) < 6*S {
-		c.st.a2a = make([]int64, 6*S)
-	}
-	mine, theirs := c.st.a2a[:3*S], c.st.a2a[3*S:6*S]
+	a2a := make([]int64, 6*S)
+	mine, theirs := a2a[:3*S], a2a[3*S:6*S]
 	var total int64
 	for i, n := range recvCounts {
 		mine[3*i], mine[3*i+1] = total*c.esz, int64(n)
@@ -97,9 +95,10 @@ func AlltoallV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], sendCo
 			panic(fmt.Sprintf("coll: AlltoallV: rank %d sends %d elements to team id %d (sendCounts[%d]), which expects %d (its recvCounts[%d])",
 				c.me, n, j, j, want, c.t.ID()))
 		}
-		p.send[j].stage = theirs[3*j]
 		p.need = max(p.need, theirs[3*j+2])
 	}
+	send := p.send
+	p.send = func(j int) pchunk { ch := send(j); ch.stage = theirs[3*j]; return ch }
 	if err := c.runPairs(ctx, p, false, nil); err != nil {
 		return c.wrap(err)
 	}
@@ -112,18 +111,14 @@ func AlltoallV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], sendCo
 // in).
 func (c *call[T]) alltoallPlan(sendCounts, recvCounts []int, stage []int64) *pairPlan {
 	p := c.newPairPlan()
-	var at int64
-	for j, n := range sendCounts {
-		p.send[j] = pchunk{at: at, n: int64(n)}
-		at += int64(n)
-	}
-	at = 0
-	for i, n := range recvCounts {
-		p.recv[i] = pchunk{at: at, n: int64(n)}
+	sendAt, recvAt := prefix(sendCounts), prefix(recvCounts)
+	p.send = func(j int) pchunk { return pchunk{at: int64(sendAt[j]), n: int64(sendCounts[j])} }
+	p.recv = func(i int) pchunk {
+		ch := pchunk{at: int64(recvAt[i]), n: int64(recvCounts[i])}
 		if stage != nil {
-			p.recv[i].stage = stage[3*i]
+			ch.stage = stage[3*i]
 		}
-		at += int64(n)
+		return ch
 	}
 	return p
 }

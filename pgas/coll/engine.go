@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -50,24 +51,17 @@ type move struct {
 	n        int64
 }
 
-// state is one member's per-team collective state.
+// state is one member's per-team collective state. It holds nothing that
+// grows with the team: a table of one entry per member on every member
+// is memory in the square of the team's size over a process hosting all
+// of them (at 4,000 in-process ranks, gigabytes). The plans of calls are
+// shared by the members a process hosts (sharedPlan); a member's own part
+// of a structured plan is computed, not stored (pairs.go).
 type state struct {
-	moves  []move // reused by flat plans
 	stage  pgas.Region
 	cap    int64 // bytes per half
 	parity int64
-	trees  map[treeKey][][]edge // broadcast trees built so far
-
-	// Per-rank byte counts of a round and of a sub-round, kept zero
-	// between uses (each use zeroes the entries its moves touched), so
-	// that a round of a few moves costs O(moves), not O(ranks): at 1,024
-	// in-process ranks fresh arrays were most of a broadcast.
-	roundUsed, subUsed []int64
-
-	// The chunks of the last structured plan (pairPlan), and AlltoallV's
-	// first-round words, reused.
-	psend, precv []pchunk
-	a2a          []int64
+	calls  int64 // plans taken (sharedPlan), the same sequence on every member
 
 	// The private array of the in-place exchange on shared buffers
 	// (exchangeInPlaceShared), reused: bytes, viewed as the call's type.
@@ -75,14 +69,6 @@ type state struct {
 
 	// The chain broadcast's ring and counts (chain.go).
 	chain chainRing
-}
-
-// perRank returns *buf grown to n entries; its entries are zero.
-func perRank(buf *[]int64, n int) []int64 {
-	if len(*buf) < n {
-		*buf = make([]int64, n)
-	}
-	return (*buf)[:n]
 }
 
 type stateKey struct{}
@@ -329,12 +315,12 @@ const (
 	ssPush        // the source's owner puts from its own partition
 )
 
-// sharedPlan returns who does a shared-to-shared move, and how. Unless the
+// ssPlan returns who does a shared-to-shared move, and how. Unless the
 // call is in place (where every read must precede every write), a member
 // that owns the whole destination pulls straight into its partition, or
 // one that owns the whole source pushes straight from it: one copy, no
 // temporary.
-func (c *call[T]) sharedPlan(m move, inPlace bool) (agent, mode int) {
+func (c *call[T]) ssPlan(m move, inPlace bool) (agent, mode int) {
 	if !inPlace {
 		if rank, ok := c.ownsRun(m.dst, m.n); ok {
 			return rank, ssPull
@@ -365,20 +351,189 @@ func (c *call[T]) localRun(l loc, n int64) []T {
 	return a.Local()[li : li+n]
 }
 
-// run executes the rounds; inPlace means sources and destinations share a
-// buffer, so shared sources are read before anything is written.
-func (c *call[T]) run(ctx context.Context, rounds [][]move, inPlace bool) error {
-	for i, rd := range rounds {
-		if err := c.round(ctx, rd, inPlace); err != nil {
+// plan is the rounds of moves of a collective call, with where each
+// staged move lands in its receiver's staging area and what each round
+// needs: a function of single-valued arguments, the same on every member,
+// so the members a process hosts share one (sharedPlan) and only read it.
+type plan struct {
+	rounds []*planRound
+}
+
+// planRound is one round of a plan.
+type planRound struct {
+	moves []move
+	// stage[i] is the byte offset of staged move i (see staged) in its
+	// receiver's staging half: after the staged moves to the same
+	// receiver before it. nil when nothing is staged.
+	stage []int64
+	need  int64 // the most staged bytes any receiver is sent
+
+	// priv says every move with elements is between private buffers;
+	// then a member acts only on the moves it sends or receives, which
+	// the index lists (involved), so that a flat round of a move per
+	// member costs a member O(1) instead of a scan of every move: at
+	// 100,000 in-process ranks the scans were 10^10 steps a call.
+	priv  bool
+	start []int32         // dense index: rank r's moves are idx[start[r]:start[r+1]]
+	idx   []int32         // the dense index's move indices
+	by    map[int][]int32 // sparse index (a round of few moves), by rank
+
+	// The round cut into sub-rounds that fit a staging half of subCap
+	// bytes (splitRound), made by the first member that needs them.
+	mu     sync.Mutex
+	subCap int64
+	subs   []*planRound
+}
+
+// planKey names a call's plan among its team's: its number among the
+// plans the member has taken, with the call's name and element size,
+// so that members that disagree on the call (an error the call check
+// reports) never take each other's plan.
+type planKey struct {
+	seq  int64
+	name string
+	esz  int64
+}
+
+// sharedPlan returns the plan of this call whose rounds build returns:
+// built by the first member this process hosts that asks, taken by the
+// others (pgas.Team.SharedOnce). Every member calls it for the same
+// calls in the same order, as they make the same collective calls.
+func (c *call[T]) sharedPlan(build func() [][]move) *plan {
+	c.st.calls++
+	k := planKey{c.st.calls, c.name, c.esz}
+	return c.t.SharedOnce(k, func() any { return c.newPlan(build()) }).(*plan)
+}
+
+// newPlan makes the plan of rounds.
+func (c *call[T]) newPlan(rounds [][]move) *plan {
+	p := &plan{rounds: make([]*planRound, len(rounds))}
+	for i, ms := range rounds {
+		p.rounds[i] = c.newRound(ms)
+	}
+	return p
+}
+
+// newRound stages the moves of one round as subRound lays them out: each
+// receiver's staged moves one after another, in plan order.
+func (c *call[T]) newRound(ms []move) *planRound {
+	pr := &planRound{moves: ms}
+	pr.stage, pr.need = c.stageOffsets(ms)
+	pr.priv = true
+	for _, m := range ms {
+		if m.n > 0 && !(c.isPriv(m.src) && c.isPriv(m.dst)) {
+			pr.priv = false
+			break
+		}
+	}
+	if pr.priv {
+		pr.index(c.r.N())
+	}
+	return pr
+}
+
+// index lists, for every rank, the moves of pr (all between private
+// buffers) it sends or receives, in plan order.
+func (pr *planRound) index(ranks int) {
+	ms := pr.moves
+	each := func(f func(rank int, i int32)) {
+		for i, m := range ms {
+			f(m.src.rank, int32(i))
+			if m.dst.rank != m.src.rank {
+				f(m.dst.rank, int32(i))
+			}
+		}
+	}
+	if 8*len(ms) < ranks {
+		pr.by = map[int][]int32{}
+		each(func(rank int, i int32) { pr.by[rank] = append(pr.by[rank], i) })
+		return
+	}
+	pr.start = make([]int32, ranks+1)
+	each(func(rank int, _ int32) { pr.start[rank+1]++ })
+	for r := range ranks {
+		pr.start[r+1] += pr.start[r]
+	}
+	pr.idx = make([]int32, pr.start[ranks])
+	next := slices.Clone(pr.start[:ranks])
+	each(func(rank int, i int32) {
+		pr.idx[next[rank]] = i
+		next[rank]++
+	})
+}
+
+// involved calls f with the index of every move of pr that rank acts on,
+// in plan order: those it sends or receives where every move is between
+// private buffers, else all of them.
+func (pr *planRound) involved(rank int, f func(i int, m move)) {
+	switch {
+	case !pr.priv:
+		for i, m := range pr.moves {
+			f(i, m)
+		}
+	case pr.by != nil:
+		for _, i := range pr.by[rank] {
+			f(int(i), pr.moves[i])
+		}
+	case pr.start != nil:
+		for _, i := range pr.idx[pr.start[rank]:pr.start[rank+1]] {
+			f(int(i), pr.moves[i])
+		}
+	}
+}
+
+// stageOffsets returns the staging offset of each staged move of ms
+// (nil if none is) and the most staged bytes any receiver is sent.
+func (c *call[T]) stageOffsets(ms []move) (stage []int64, need int64) {
+	// Per receiver: a slice where the round reaches many ranks, a map
+	// where it reaches a few (a broadcast tree's early rounds).
+	var dense []int64
+	var sparse map[int]int64
+	for i, m := range ms {
+		if !c.staged(m) {
+			continue
+		}
+		if stage == nil {
+			stage = make([]int64, len(ms))
+			if 8*len(ms) >= c.r.N() {
+				dense = make([]int64, c.r.N())
+			} else {
+				sparse = map[int]int64{}
+			}
+		}
+		var u int64
+		if dense != nil {
+			u = dense[m.dst.rank]
+			dense[m.dst.rank] = u + m.n*c.esz
+		} else {
+			u = sparse[m.dst.rank]
+			sparse[m.dst.rank] = u + m.n*c.esz
+		}
+		stage[i] = u
+		need = max(need, u+m.n*c.esz)
+	}
+	return stage, need
+}
+
+// run executes the plan's rounds; inPlace means sources and destinations
+// share a buffer, so shared sources are read before anything is written.
+func (c *call[T]) run(ctx context.Context, p *plan, inPlace bool) error {
+	for i, pr := range p.rounds {
+		if err := c.round(ctx, pr, inPlace); err != nil {
 			return c.wrap(err)
 		}
-		if i < len(rounds)-1 {
+		if i < len(p.rounds)-1 {
 			if err := c.t.Barrier(ctx); err != nil {
 				return c.wrap(err)
 			}
 		}
 	}
 	return nil
+}
+
+// runRounds runs rounds as a plan shared with the other members.
+func (c *call[T]) runRounds(ctx context.Context, build func() [][]move, inPlace bool) error {
+	return c.run(ctx, c.sharedPlan(build), inPlace)
 }
 
 // staged reports whether m goes through the receiver's staging area.
@@ -390,24 +545,19 @@ func (c *call[T]) staged(m move) bool {
 // receiver's staging area; if some receiver needs more than the area holds,
 // the round streams: splitRound cuts it into sub-rounds that fit, each with
 // its own barrier, alternating halves of the area.
-func (c *call[T]) round(ctx context.Context, moves []move, inPlace bool) error {
-	need := c.roundNeed(moves)
-	capacity, err := c.st.ensure(ctx, c.t, need, c.esz)
+func (c *call[T]) round(ctx context.Context, pr *planRound, inPlace bool) error {
+	if !pr.priv {
+		c.checkRound(pr.moves)
+	}
+	capacity, err := c.st.ensure(ctx, c.t, pr.need, c.esz)
 	if err != nil {
 		return err
 	}
-	return c.roundAt(ctx, moves, inPlace, need, capacity)
+	return c.roundAt(ctx, pr, inPlace, capacity)
 }
 
-// roundNeed checks a round's shared ranges and returns its need: the most
-// staged bytes any receiver is sent.
-func (c *call[T]) roundNeed(moves []move) int64 {
-	// Per receiver rank, as slices: a round has a move per rank pair or
-	// per rank, and a map per call cost more than the moves at hundreds
-	// of ranks.
-	used := perRank(&c.st.roundUsed, c.r.N())
-	defer c.unuse(used, moves)
-	var need int64
+// checkRound checks a round's shared ranges, on every member.
+func (c *call[T]) checkRound(moves []move) {
 	for _, m := range moves {
 		if m.n <= 0 {
 			continue
@@ -418,30 +568,16 @@ func (c *call[T]) roundNeed(moves []move) int64 {
 		if !c.isPriv(m.dst) {
 			c.checkShared(m.dst, m.n)
 		}
-		if c.staged(m) {
-			used[m.dst.rank] += m.n * c.esz
-			need = max(need, used[m.dst.rank])
-		}
-	}
-	return need
-}
-
-// unuse zeroes the entries of used that moves touched.
-func (c *call[T]) unuse(used []int64, moves []move) {
-	for _, m := range moves {
-		if c.staged(m) {
-			used[m.dst.rank] = 0
-		}
 	}
 }
 
-// roundAt executes a round whose need roundNeed returned, with a staging
-// area of capacity bytes (from ensure).
-func (c *call[T]) roundAt(ctx context.Context, moves []move, inPlace bool, need, capacity int64) error {
-	if need <= capacity {
-		return c.subRound(ctx, moves, inPlace, need)
+// roundAt executes a round with a staging area of capacity bytes (from
+// ensure).
+func (c *call[T]) roundAt(ctx context.Context, pr *planRound, inPlace bool, capacity int64) error {
+	if pr.need <= capacity {
+		return c.subRound(ctx, pr, inPlace)
 	}
-	subs := c.splitRound(moves, capacity)
+	subs := c.splitShared(pr, capacity)
 	if inPlace && c.bufs[bufSrc].isPr {
 		// A later sub-round must still read the sources an earlier one's
 		// unloads overwrite: read them from this rank's own copy.
@@ -449,24 +585,32 @@ func (c *call[T]) roundAt(ctx context.Context, moves []move, inPlace bool, need,
 		c.bufs[bufSrc].priv = slices.Clone(src.priv)
 		defer func() { c.bufs[bufSrc] = src }()
 	}
-	used := perRank(&c.st.roundUsed, c.r.N())
 	for i, sub := range subs {
 		if i > 0 {
 			inPlace = false // only the first sub-round has shared moves
 		}
-		var subNeed int64
-		for _, m := range sub {
-			if c.staged(m) {
-				used[m.dst.rank] += m.n * c.esz
-				subNeed = max(subNeed, used[m.dst.rank])
-			}
-		}
-		c.unuse(used, sub)
-		if err := c.subRound(ctx, sub, inPlace, subNeed); err != nil {
+		if err := c.subRound(ctx, sub, inPlace); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// splitShared returns pr cut into sub-rounds for a staging half of
+// capacity bytes, cut by the first member that asks (capacity is the
+// same on every member).
+func (c *call[T]) splitShared(pr *planRound, capacity int64) []*planRound {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.subs == nil || pr.subCap != capacity {
+		subs := c.splitRound(pr.moves, capacity)
+		pr.subs = make([]*planRound, len(subs))
+		for i, sub := range subs {
+			pr.subs[i] = c.newRound(sub)
+		}
+		pr.subCap = capacity
+	}
+	return pr.subs
 }
 
 // splitRound cuts a round into sub-rounds in which no receiver is sent more
@@ -478,13 +622,17 @@ func (c *call[T]) splitRound(moves []move, capacity int64) [][]move {
 	perSub := max(1, capacity/c.esz) // elements a receiver takes per sub-round
 	subs := [][]move{nil}
 	type cursor struct{ sub, used int64 } // per receiver
-	at := make([]cursor, c.r.N())
+	at := map[int]*cursor{}
 	for _, m := range moves {
 		if !c.staged(m) {
 			subs[0] = append(subs[0], m)
 			continue
 		}
-		cur := &at[m.dst.rank]
+		cur := at[m.dst.rank]
+		if cur == nil {
+			cur = &cursor{}
+			at[m.dst.rank] = cur
+		}
 		for m.n > 0 {
 			room := perSub - cur.used
 			if room == 0 {
@@ -507,25 +655,10 @@ func (c *call[T]) splitRound(moves []move, capacity int64) [][]move {
 	return subs
 }
 
-// subRound executes moves whose staged bytes fit the staging area: need is
-// the most any receiver is sent.
-func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need int64) error {
+// subRound executes a round whose staged bytes fit the staging area.
+func (c *call[T]) subRound(ctx context.Context, pr *planRound, inPlace bool) error {
 	r, me := c.r, c.me
-	stageOff := make([]int64, len(moves))
-	used := perRank(&c.st.subUsed, c.r.N())
-	defer func() {
-		for _, m := range moves {
-			if c.staged(m) {
-				used[m.dst.rank] = 0
-			}
-		}
-	}()
-	for i, m := range moves {
-		if c.staged(m) {
-			stageOff[i] = used[m.dst.rank]
-			used[m.dst.rank] += m.n * c.esz
-		}
-	}
+	moves, stageOff, need := pr.moves, pr.stage, pr.need
 	var base int64
 	if need > 0 {
 		base = c.st.stage.Off + (c.st.parity%2)*c.st.cap
@@ -536,25 +669,27 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 	// private destinations).
 	h := &pgas.Handle{}
 	var tmp [][]T // by move, made when a move needs one (rare)
-	for i, m := range moves {
-		if m.n <= 0 || c.isPriv(m.src) {
-			continue
-		}
-		switch {
-		case !c.isPriv(m.dst):
-			switch agent, mode := c.sharedPlan(m, inPlace); {
-			case agent != me:
-			case mode == ssPull:
-				c.getRange(ctx, m.src, c.localRun(m.dst, m.n), h)
-			case mode == ssTmp:
-				if tmp == nil {
-					tmp = make([][]T, len(moves))
-				}
-				tmp[i] = make([]T, m.n)
-				c.getRange(ctx, m.src, tmp[i], h)
+	if !pr.priv {
+		for i, m := range moves {
+			if m.n <= 0 || c.isPriv(m.src) {
+				continue
 			}
-		case c.isPriv(m.dst) && m.dst.rank == me:
-			c.getRange(ctx, m.src, c.privSlice(m.dst, m.n), h)
+			switch {
+			case !c.isPriv(m.dst):
+				switch agent, mode := c.ssPlan(m, inPlace); {
+				case agent != me:
+				case mode == ssPull:
+					c.getRange(ctx, m.src, c.localRun(m.dst, m.n), h)
+				case mode == ssTmp:
+					if tmp == nil {
+						tmp = make([][]T, len(moves))
+					}
+					tmp[i] = make([]T, m.n)
+					c.getRange(ctx, m.src, tmp[i], h)
+				}
+			case c.isPriv(m.dst) && m.dst.rank == me:
+				c.getRange(ctx, m.src, c.privSlice(m.dst, m.n), h)
+			}
 		}
 	}
 	if err := h.Wait(ctx); err != nil {
@@ -566,9 +701,9 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 		}
 	}
 	// A2: pushes.
-	for i, m := range moves {
+	pr.involved(me, func(i int, m move) {
 		if m.n <= 0 {
-			continue
+			return
 		}
 		switch {
 		case c.isPriv(m.src) && m.src.rank == me && c.isPriv(m.dst) && m.dst.rank != me:
@@ -578,11 +713,11 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 		case tmp != nil && tmp[i] != nil:
 			c.putRange(ctx, m.dst, tmp[i], h)
 		case !c.isPriv(m.src) && !c.isPriv(m.dst):
-			if agent, mode := c.sharedPlan(m, inPlace); agent == me && mode == ssPush {
+			if agent, mode := c.ssPlan(m, inPlace); agent == me && mode == ssPush {
 				c.putRange(ctx, m.dst, c.localRun(m.src, m.n), h)
 			}
 		}
-	}
+	})
 	if err := h.Wait(ctx); err != nil {
 		return err
 	}
@@ -590,11 +725,11 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 	// read their sources and before anything staged lands (so an in-place
 	// chunk moves before another chunk overwrites it); they overlap the
 	// wait at the barrier.
-	for _, m := range moves {
+	pr.involved(me, func(_ int, m move) {
 		if m.n > 0 && c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank == me && m.dst.rank == me {
 			copy(c.privSlice(m.dst, m.n), c.privSlice(m.src, m.n))
 		}
-	}
+	})
 	if need > 0 {
 		if err := c.t.Barrier(ctx); err != nil {
 			return err
@@ -602,12 +737,12 @@ func (c *call[T]) subRound(ctx context.Context, moves []move, inPlace bool, need
 	}
 	// B: unload staged data into this rank's private destinations.
 	seg := r.Segment()
-	for i, m := range moves {
+	pr.involved(me, func(i int, m move) {
 		if m.n > 0 && c.isPriv(m.src) && c.isPriv(m.dst) && m.src.rank != me && m.dst.rank == me {
 			off := base + stageOff[i]
 			copy(pgas.Bytes(c.privSlice(m.dst, m.n)), seg[off:off+m.n*c.esz])
 		}
-	}
+	})
 	return nil
 }
 

@@ -51,22 +51,22 @@ func comparePlans(t *pgas.Team, esz int64, p *pairPlan, ms []move) error {
 		}
 		if m.src.rank == me {
 			j := t.TeamID(m.dst.rank)
-			check("send to", j, p.send[j], m, m.src.idx, stage, staged)
+			check("send to", j, p.send(j), m, m.src.idx, stage, staged)
 			sent[j] = true
 		}
 		if m.dst.rank == me {
 			i := t.TeamID(m.src.rank)
-			check("receive from", i, p.recv[i], m, m.dst.idx, stage, staged)
+			check("receive from", i, p.recv(i), m, m.dst.idx, stage, staged)
 			got[i] = true
 		}
 	}
-	for j, s := range p.send {
-		if s.n > 0 && !sent[j] {
+	for j := range p.size {
+		if s := p.send(j); s.n > 0 && !sent[j] {
 			errs = append(errs, fmt.Errorf("rank %d: structured plan sends %+v to team id %d, the global plan nothing", me, s, j))
 		}
 	}
-	for i, r := range p.recv {
-		if r.n > 0 && !got[i] {
+	for i := range p.size {
+		if r := p.recv(i); r.n > 0 && !got[i] {
 			errs = append(errs, fmt.Errorf("rank %d: structured plan receives %+v from team id %d, the global plan nothing", me, r, i))
 		}
 	}

@@ -119,31 +119,35 @@ func (c *call[T]) broadcast(ctx context.Context, inPlace bool, n int64) error {
 		}
 	}
 	root := c.o.root
-	srcOf := func(tid int) loc { return c.chunk(bufDst, tid, n) }
-	var rounds [][]move
-	if !inPlace {
-		// The root's own chunk, and the root forwards from src.
-		rootSrc := c.area(bufSrc, root, 0, n)
-		rounds = append(rounds, []move{{rootSrc, c.chunk(bufDst, root, n), n}})
-		srcOf = func(tid int) loc {
-			if tid == root {
-				return rootSrc
+	tree := broadcastTree(c.t, root, c.o.algo)
+	err := c.runRounds(ctx, func() [][]move {
+		srcOf := func(tid int) loc { return c.chunk(bufDst, tid, n) }
+		var rounds [][]move
+		if !inPlace {
+			// The root's own chunk, and the root forwards from src.
+			rootSrc := c.area(bufSrc, root, 0, n)
+			rounds = append(rounds, []move{{rootSrc, c.chunk(bufDst, root, n), n}})
+			srcOf = func(tid int) loc {
+				if tid == root {
+					return rootSrc
+				}
+				return c.chunk(bufDst, tid, n)
 			}
-			return c.chunk(bufDst, tid, n)
 		}
-	}
-	for i, rd := range broadcastTree(c.t, root, c.o.algo) {
-		ms := make([]move, 0, len(rd)+1)
-		for _, e := range rd {
-			ms = append(ms, move{srcOf(e.from), c.chunk(bufDst, e.to, n), n})
+		for i, rd := range tree {
+			ms := make([]move, 0, len(rd)+1)
+			for _, e := range rd {
+				ms = append(ms, move{srcOf(e.from), c.chunk(bufDst, e.to, n), n})
+			}
+			if i == 0 && len(rounds) > 0 {
+				rounds[0] = append(rounds[0], ms...)
+			} else {
+				rounds = append(rounds, ms)
+			}
 		}
-		if i == 0 && len(rounds) > 0 {
-			rounds[0] = append(rounds[0], ms...)
-		} else {
-			rounds = append(rounds, ms)
-		}
-	}
-	if err := c.run(ctx, rounds, false); err != nil {
+		return rounds
+	}, false)
+	if err != nil {
 		return err
 	}
 	return c.end(ctx)
@@ -258,13 +262,9 @@ func AllgatherInPlace[T any](ctx context.Context, t *pgas.Team, buf Buf[T], n in
 // of every member's slice.
 func (c *call[T]) allgatherPairs(n int64) *pairPlan {
 	p := c.newPairPlan()
-	for j := range p.send {
-		p.send[j] = pchunk{at: 0, n: n}
-	}
-	for i := range p.recv {
-		p.recv[i] = pchunk{at: int64(c.slot(i)) * n, n: n}
-	}
-	p.stageBySender(c.esz, func(int) int64 { return n })
+	p.send = func(int) pchunk { return pchunk{at: 0, n: n} }
+	p.recv = func(i int) pchunk { return pchunk{at: int64(c.slot(i)) * n, n: n} }
+	p.stageBySender(c.esz, func(int) int64 { return n }, func(i int) int64 { return int64(i) * n })
 	return p
 }
 
@@ -379,15 +379,16 @@ func (c *call[T]) exchangeInPlaceShared(ctx context.Context, sig func() string, 
 // member j's (in place, a member's own slot stays).
 func (c *call[T]) exchangePairs(n int64, inPlace bool) *pairPlan {
 	p := c.newPairPlan()
-	for j := range p.send {
-		at := int64(c.slot(j)) * n
-		p.send[j] = pchunk{at: at, n: n}
-		p.recv[j] = pchunk{at: at, n: n}
+	me := p.me
+	chunk := func(j int) pchunk {
+		ch := pchunk{at: int64(c.slot(j)) * n, n: n}
+		if inPlace && j == me {
+			ch.n = 0
+		}
+		return ch
 	}
-	if inPlace {
-		p.send[p.me].n, p.recv[p.me].n = 0, 0
-	}
-	p.stageBySender(c.esz, func(int) int64 { return n })
+	p.send, p.recv = chunk, chunk
+	p.stageBySender(c.esz, func(int) int64 { return n }, func(i int) int64 { return int64(i) * n })
 	return p
 }
 
@@ -445,26 +446,29 @@ func checkPerm(name string, perm []int, n int) {
 
 // flat runs a one-round collective whose moves plan adds.
 func (c *call[T]) flat(ctx context.Context, sig func() string, inPlace bool, plan func(add func(move))) error {
-	ms := c.st.moves[:0]
-	plan(func(m move) { ms = append(ms, m) })
-	return c.flatMoves(ctx, sig, inPlace, ms)
+	return c.flatMoves(ctx, sig, inPlace, c.sharedPlan(func() [][]move { return [][]move{movesOf(plan)} }))
 }
 
-// flatMoves runs a one-round collective of the moves ms, then keeps ms's
-// storage for the team's next call.
-func (c *call[T]) flatMoves(ctx context.Context, sig func() string, inPlace bool, ms []move) error {
-	defer func() { c.st.moves = ms[:0] }()
+// movesOf returns the moves plan adds.
+func movesOf(plan func(add func(move))) []move {
+	var ms []move
+	plan(func(m move) { ms = append(ms, m) })
+	return ms
+}
+
+// flatMoves runs a one-round collective of the plan p, of one round.
+func (c *call[T]) flatMoves(ctx context.Context, sig func() string, inPlace bool, p *plan) error {
 	fullSig := func() string { return sig() + " " + kind(c.bufs[bufDst], c.bufs[bufSrc]) }
-	if nat := c.native(); nat != nil && !inPlace && c.privOnly() && onePerPair(ms) {
+	if nat := c.native(); nat != nil && !inPlace && c.privOnly() && onePerPair(p.rounds[0].moves) {
 		if err := c.beginNative(ctx, fullSig); err != nil {
 			return err
 		}
-		return c.wrap(c.alltoallv(ctx, nat, ms))
+		return c.wrap(c.alltoallv(ctx, nat, p.rounds[0].moves))
 	}
 	if err := c.begin(ctx, fullSig); err != nil {
 		return err
 	}
-	if err := c.run(ctx, [][]move{ms}, inPlace); err != nil {
+	if err := c.run(ctx, p, inPlace); err != nil {
 		return err
 	}
 	return c.end(ctx)

@@ -44,78 +44,78 @@ import (
 type pchunk struct{ at, n, stage int64 }
 
 // pairPlan is this member's part of a one-round collective between
-// private buffers.
+// private buffers. Its chunks are computed when asked for, from the
+// call's arguments, not stored: a list of Size chunks on every member is
+// memory in the square of the team's size over a process that hosts all
+// of them.
 type pairPlan struct {
-	me   int      // this member's team id
-	send []pchunk // by receiver team id; send[me] is what this member keeps
-	recv []pchunk // by sender team id; recv[me] is where send[me] goes
-	need int64    // the most staged bytes any member receives
+	me   int                // this member's team id
+	size int                // the team's size
+	send func(j int) pchunk // the chunk to receiver j; send(me) is what this member keeps
+	recv func(i int) pchunk // the chunk from sender i; recv(me) is where send(me) goes
+	need int64              // the most staged bytes any member receives
 }
 
 // pairwise reports whether this call runs from a structured plan: both
 // buffers are private, and the global plan is not forced (a test switch).
 func (c *call[T]) pairwise() bool { return c.privOnly() && !c.o.global }
 
-// newPairPlan returns an empty plan in the team's reused storage: the
-// plan lives until the team's next structured plan.
+// newPairPlan returns a plan of this member with no chunks yet.
 func (c *call[T]) newPairPlan() *pairPlan {
-	S := c.t.Size()
-	grow := func(b *[]pchunk) []pchunk {
-		if cap(*b) < S {
-			*b = make([]pchunk, S)
-		}
-		*b = (*b)[:S]
-		clear(*b)
-		return *b
-	}
-	return &pairPlan{me: c.t.ID(), send: grow(&c.st.psend), recv: grow(&c.st.precv)}
+	none := func(int) pchunk { return pchunk{} }
+	return &pairPlan{me: c.t.ID(), size: c.t.Size(), send: none, recv: none}
 }
 
 // stageBySender fills in the staging offsets and need of a plan in which
 // member i sends cnt(i) elements to every other member (what it keeps
 // does not matter): the chunk from i to j is staged after the chunks of
-// members i' < i other than j.
-func (p *pairPlan) stageBySender(esz int64, cnt func(i int) int64) {
-	var pre, atMe int64 // elements of the members before i, before me
+// members i' < i other than j. pre(i) is the sum of cnt(i') over i' < i.
+func (p *pairPlan) stageBySender(esz int64, cnt, pre func(i int) int64) {
+	var total int64
 	least := int64(math.MaxInt64)
-	mine := cnt(p.me)
-	for i := range p.recv {
+	for i := range p.size {
 		n := cnt(i)
-		if i == p.me {
-			atMe = pre
-		}
-		st := pre
-		if p.me < i {
-			st -= mine
-		}
-		p.recv[i].stage = st * esz
-		pre += n
+		total += n
 		least = min(least, n)
 	}
-	for j := range p.send {
+	me, mine, atMe := p.me, cnt(p.me), pre(p.me)
+	send, recv := p.send, p.recv
+	p.recv = func(i int) pchunk {
+		ch := recv(i)
+		st := pre(i)
+		if me < i {
+			st -= mine
+		}
+		ch.stage = st * esz
+		return ch
+	}
+	p.send = func(j int) pchunk {
+		ch := send(j)
 		st := atMe
-		if j < p.me {
+		if j < me {
 			st -= cnt(j)
 		}
-		p.send[j].stage = st * esz
+		ch.stage = st * esz
+		return ch
 	}
-	p.need = (pre - least) * esz // what the member sending least receives
+	p.need = (total - least) * esz // what the member sending least receives
 }
 
 // stageMatrix fills in the staging offsets and need of a plan whose chunk
 // from member i to member j has counts[slot(i)*nslots + slot(j)] elements.
 // It reads every member's row once: O(Size²) time, as the matrix argument
-// itself is, and O(Size) memory.
+// itself is, and O(Size) memory for the call.
 func (c *call[T]) stageMatrix(p *pairPlan, counts []int) {
 	S, NS := c.t.Size(), c.nslots()
 	col := make([]int64, S) // per receiver: staged elements so far
+	sendStage, recvStage := make([]int64, S), make([]int64, S)
 	for i := range S {
 		if i == p.me {
 			for j := range S {
-				p.send[j].stage = col[j] * c.esz
+				sendStage[j] = col[j] * c.esz
 			}
 		}
-		p.recv[i].stage = col[p.me] * c.esz
+		recvStage[i] = col[p.me] * c.esz
 		row := counts[c.slot(i)*NS:][:NS]
 		if c.o.allThr {
 			for j := range S {
@@ -134,18 +134,21 @@ func (c *call[T]) stageMatrix(p *pairPlan, counts []int) {
 	for _, v := range col {
 		p.need = max(p.need, v*c.esz)
 	}
+	send, recv := p.send, p.recv
+	p.send = func(j int) pchunk { ch := send(j); ch.stage = sendStage[j]; return ch }
+	p.recv = func(i int) pchunk { ch := recv(i); ch.stage = recvStage[i]; return ch }
 }
 
 // inOrder calls send(j) and recv(i) for this member's chunks in the order
 // of the global plan (sender by sender, each to every receiver), so that
 // checks along it fail on the chunk they fail on along the global plan.
 func (p *pairPlan) inOrder(send, recv func(tid int)) {
-	for i := range p.recv {
+	for i := range p.size {
 		if i != p.me {
 			recv(i)
 			continue
 		}
-		for j := range p.send {
+		for j := range p.size {
 			send(j)
 			if j == p.me {
 				recv(j)
@@ -170,26 +173,25 @@ func (s pchunk) window(lo, hi, esz int64) (a, b int64, ok bool) {
 func (c *call[T]) vcheckPairs(p *pairPlan) {
 	var dsts []span
 	p.inOrder(func(j int) {
-		if s := p.send[j]; s.n > 0 {
-			c.vcheckLoc(loc{buf: bufSrc, rank: c.me, idx: s.at}, s.n)
+		if s := p.send(j); s.n > 0 {
+			l := loc{buf: bufSrc, rank: c.me, idx: s.at}
+			c.vcheckLoc(l, s.n, false)
+			c.vcheckLoc(l, s.n, true)
 		}
 	}, func(i int) {
-		if r := p.recv[i]; r.n > 0 {
-			c.vcheckLoc(loc{buf: bufDst, rank: c.me, idx: r.at}, r.n)
+		if r := p.recv(i); r.n > 0 {
+			l := loc{buf: bufDst, rank: c.me, idx: r.at}
+			c.vcheckLoc(l, r.n, false)
+			c.vcheckLoc(l, r.n, true)
 			dsts = append(dsts, span{rank: c.me, lo: r.at, hi: r.at + r.n})
 		}
 	})
 	c.checkOverlap(dsts)
 }
 
-// globalOf returns the global plan that plan adds, in the team's reused
-// move storage, for runPairs.
+// globalOf returns the global plan that plan adds, for runPairs.
 func (c *call[T]) globalOf(plan func(add func(move))) func() []move {
-	return func() []move {
-		ms := c.st.moves[:0]
-		plan(func(m move) { ms = append(ms, m) })
-		return ms
-	}
+	return func() []move { return movesOf(plan) }
 }
 
 // flatPairs runs a one-round collective between private buffers from this
@@ -199,9 +201,7 @@ func (c *call[T]) globalOf(plan func(add func(move))) func() []move {
 // streams).
 func (c *call[T]) flatPairs(ctx context.Context, sig func() string, inPlace bool, p *pairPlan, global func() []move) error {
 	if c.o.verify != nil {
-		ms := global()
-		c.o.verify(c.t, c.esz, p, ms)
-		c.st.moves = ms[:0]
+		c.o.verify(c.t, c.esz, p, global())
 	}
 	fullSig := func() string { return sig() + " " + kind(c.bufs[bufDst], c.bufs[bufSrc]) }
 	if nat := c.native(); nat != nil && !inPlace {
@@ -233,12 +233,11 @@ func (c *call[T]) runPairs(ctx context.Context, p *pairPlan, inPlace bool, globa
 		return c.pairRound(ctx, p, inPlace, 0, math.MaxInt64, p.need > 0)
 	}
 	if global != nil {
-		ms := global()
-		defer func() { c.st.moves = ms[:0] }()
-		if need := c.roundNeed(ms); need != p.need {
-			panic(fmt.Sprintf("coll: %s: internal error: structured plan needs %d staging bytes, global plan %d", c.name, p.need, need))
+		pr := c.sharedPlan(func() [][]move { return [][]move{global()} }).rounds[0]
+		if pr.need != p.need {
+			panic(fmt.Sprintf("coll: %s: internal error: structured plan needs %d staging bytes, global plan %d", c.name, p.need, pr.need))
 		}
-		return c.roundAt(ctx, ms, inPlace, p.need, capacity)
+		return c.roundAt(ctx, pr, inPlace, capacity)
 	}
 	if inPlace {
 		// A later sub-round would read sources an earlier one's unloads
@@ -275,9 +274,13 @@ func (c *call[T]) pairRound(ctx context.Context, p *pairPlan, inPlace bool, lo, 
 		}
 	}
 	h := &pgas.Handle{}
-	for j, s := range p.send {
+	for j := range p.size {
+		if j == me {
+			continue
+		}
+		s := p.send(j)
 		a, b, ok := s.window(lo, hi, esz)
-		if j == me || !ok {
+		if !ok {
 			continue
 		}
 		src := c.privSlice(loc{buf: bufSrc, idx: s.at + a}, b-a)
@@ -286,8 +289,8 @@ func (c *call[T]) pairRound(ctx context.Context, p *pairPlan, inPlace bool, lo, 
 	if err := h.Wait(ctx); err != nil {
 		return err
 	}
-	if s := p.send[me]; lo == 0 && s.n > 0 {
-		copy(c.privSlice(loc{buf: bufDst, idx: p.recv[me].at}, s.n), c.privSlice(loc{buf: bufSrc, idx: s.at}, s.n))
+	if s := p.send(me); lo == 0 && s.n > 0 {
+		copy(c.privSlice(loc{buf: bufDst, idx: p.recv(me).at}, s.n), c.privSlice(loc{buf: bufSrc, idx: s.at}, s.n))
 	}
 	if staged {
 		if err := c.t.Barrier(ctx); err != nil {
@@ -295,9 +298,13 @@ func (c *call[T]) pairRound(ctx context.Context, p *pairPlan, inPlace bool, lo, 
 		}
 	}
 	seg := c.r.Segment()
-	for i, r := range p.recv {
+	for i := range p.size {
+		if i == me {
+			continue
+		}
+		r := p.recv(i)
 		a, b, ok := r.window(lo, hi, esz)
-		if i == me || !ok {
+		if !ok {
 			continue
 		}
 		off := base + (r.stage/esz+a-lo)*esz
@@ -312,13 +319,13 @@ func (c *call[T]) alltoallvPairs(ctx context.Context, nat transport.Collectives,
 	sc, sd, rc, rd, send, recv := c.nativeArgs()
 	esz := int(c.esz)
 	p.inOrder(func(j int) {
-		if s := p.send[j]; s.n > 0 {
+		if s := p.send(j); s.n > 0 {
 			c.privSlice(loc{buf: bufSrc, idx: s.at}, s.n) // bounds check
 			q := c.t.RankOf(j)
 			sc[q], sd[q] = int(s.n)*esz, int(s.at)*esz
 		}
 	}, func(i int) {
-		if r := p.recv[i]; r.n > 0 {
+		if r := p.recv(i); r.n > 0 {
 			c.privSlice(loc{buf: bufDst, idx: r.at}, r.n)
 			q := c.t.RankOf(i)
 			rc[q], rd[q] = int(r.n)*esz, int(r.at)*esz

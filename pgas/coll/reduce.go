@@ -126,20 +126,31 @@ type redPlan struct {
 	perMember bool
 }
 
-// redCollapse turns a plan into one partial per member, for commutative
+// collapse turns a plan into one partial per member, for commutative
 // reductions.
-func redCollapse(p redPlan) redPlan {
-	s := len(p.counts)
-	counts := make([]int, s)
-	for i := range counts {
-		counts[i] = 1
-	}
+func (c *rcall[T]) collapse(p redPlan) redPlan {
+	s := c.size()
+	counts := ones(c.t)
 	return redPlan{counts: counts, mine: p.mine, perMember: true, walk: func(fn func(m, k int)) {
 		for m := range s {
 			fn(m, 0)
 		}
 	}}
 }
+
+// ones returns a slice of t.Size() ones, shared by the members of t a
+// process hosts (they only read it).
+func ones(t *pgas.Team) []int {
+	return t.Shared(onesKey{}, func() any {
+		o := make([]int, t.Size())
+		for i := range o {
+			o[i] = 1
+		}
+		return o
+	}).([]int)
+}
+
+type onesKey struct{}
 
 // rcall is one reduction invocation on one member.
 type rcall[T any] struct {
@@ -189,7 +200,7 @@ func (c *rcall[T]) assign(ranks int) []int {
 // block piece, reduced by the owner's member; a member's units are listed
 // rank by rank (its own, then the non-members it reads for), block by block,
 // so that nobody scans the blocks of others except the combining member.
-// With merge (for a commutative Op, whose plan redCollapse turns into one
+// With merge (for a commutative Op, whose plan collapse turns into one
 // partial per member) a member's own blocks form one unit.
 func (c *rcall[T]) blockPlan(s, n int64, merge bool) redPlan {
 	l := c.src().arr.Layout()
@@ -323,7 +334,7 @@ func (c *rcall[T]) cyclicPlan(chunks []Chunk) redPlan {
 // privatePlan plans a private source: this member's units, one partial per
 // member.
 func (c *rcall[T]) privatePlan(units []redUnit) redPlan {
-	p := redCollapse(redPlan{counts: make([]int, c.size())})
+	p := c.collapse(redPlan{})
 	p.mine = func(yield func(redUnit) bool) {
 		for _, u := range units {
 			if !yield(u) {
@@ -400,46 +411,51 @@ func redSub[X, T any](c *rcall[T], dst, src Buf[X]) *call[X] {
 // gather moves every member's partials to the root's list, member m's at
 // offset prefix(counts)[m]; only the root's result is non-nil.
 func (c *rcall[T]) gather(ctx context.Context, mine []redPart[T], counts []int, root int) ([]redPart[T], error) {
-	offs := prefix(counts)
 	var all []redPart[T]
 	if c.tid() == root {
 		all = make([]redPart[T], sum(counts))
 	}
 	g := redSub(c, Private(all), Private(mine))
 	rr := c.t.RankOf(root)
-	var ms []move
-	for m, n := range counts {
-		if n > 0 {
-			ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(m)}, loc{buf: bufDst, rank: rr, idx: int64(offs[m])}, int64(n)})
+	return all, g.redRound(ctx, func() []move {
+		offs := prefix(counts)
+		var ms []move
+		for m, n := range counts {
+			if n > 0 {
+				ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(m)}, loc{buf: bufDst, rank: rr, idx: int64(offs[m])}, int64(n)})
+			}
 		}
-	}
-	return all, g.redRound(ctx, ms)
+		return ms
+	})
 }
 
 // redRound runs one round of private-to-private moves: with the transport's
 // native all-to-all-v on the world team (unless NoNative), else through
 // staging.
-func (c *call[T]) redRound(ctx context.Context, ms []move) error {
-	if nat := c.native(); nat != nil && onePerPair(ms) {
-		return c.wrap(c.alltoallv(ctx, nat, ms))
+func (c *call[T]) redRound(ctx context.Context, build func() []move) error {
+	p := c.sharedPlan(func() [][]move { return [][]move{build()} })
+	if nat := c.native(); nat != nil && onePerPair(p.rounds[0].moves) {
+		return c.wrap(c.alltoallv(ctx, nat, p.rounds[0].moves))
 	}
-	return c.run(ctx, [][]move{ms}, false)
+	return c.run(ctx, p, false)
 }
 
 // scatter is gather's inverse: member m gets counts[m] values of the
 // root's list from offset prefix(counts)[m].
 func (c *rcall[T]) scatter(ctx context.Context, all []redPart[T], counts []int, root int) ([]redPart[T], error) {
-	offs := prefix(counts)
 	mine := make([]redPart[T], counts[c.tid()])
 	g := redSub(c, Private(mine), Private(all))
 	rr := c.t.RankOf(root)
-	var ms []move
-	for m, n := range counts {
-		if n > 0 {
-			ms = append(ms, move{loc{buf: bufSrc, rank: rr, idx: int64(offs[m])}, loc{buf: bufDst, rank: c.t.RankOf(m)}, int64(n)})
+	return mine, g.redRound(ctx, func() []move {
+		offs := prefix(counts)
+		var ms []move
+		for m, n := range counts {
+			if n > 0 {
+				ms = append(ms, move{loc{buf: bufSrc, rank: rr, idx: int64(offs[m])}, loc{buf: bufDst, rank: c.t.RankOf(m)}, int64(n)})
+			}
 		}
-	}
-	return mine, g.redRound(ctx, ms)
+		return ms
+	})
 }
 
 // broadcast gives every member the root's res along the WithAlgo tree
@@ -454,15 +470,18 @@ func (c *rcall[T]) broadcast(ctx context.Context, res redPart[T], root int) (red
 		err := nat.Broadcast(ctx, c.t.RankOf(root), pgas.Bytes(got))
 		return got[0], g.wrap(err)
 	}
-	var rounds [][]move
-	for _, rd := range broadcastTree(c.t, root, c.o.algo) {
-		var ms []move
-		for _, e := range rd {
-			ms = append(ms, move{loc{buf: bufDst, rank: c.t.RankOf(e.from)}, loc{buf: bufDst, rank: c.t.RankOf(e.to)}, 1})
+	tree := broadcastTree(c.t, root, c.o.algo)
+	err := g.runRounds(ctx, func() [][]move {
+		var rounds [][]move
+		for _, rd := range tree {
+			var ms []move
+			for _, e := range rd {
+				ms = append(ms, move{loc{buf: bufDst, rank: c.t.RankOf(e.from)}, loc{buf: bufDst, rank: c.t.RankOf(e.to)}, 1})
+			}
+			rounds = append(rounds, ms)
 		}
-		rounds = append(rounds, ms)
-	}
-	err := g.run(ctx, rounds, false)
+		return rounds
+	}, false)
 	return got[0], err
 }
 
@@ -517,22 +536,26 @@ func (c *rcall[T]) treeCombine(ctx context.Context, parts []redPart[T], root int
 	me := c.tid()
 	for ri := len(rounds) - 1; ri >= 0; ri-- {
 		rd := rounds[ri]
-		// The k-th child of a parent in this round lands in slot k of the
-		// parent's receive list.
-		slots := map[int]int{}
-		ms := make([]move, 0, len(rd))
 		mine := 0
 		for _, e := range rd {
-			k := slots[e.from]
-			slots[e.from]++
-			ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(e.to)}, loc{buf: bufDst, rank: c.t.RankOf(e.from), idx: int64(k)}, 1})
 			if e.from == me {
 				mine++
 			}
 		}
 		recv := make([]redPart[T], mine)
 		send := []redPart[T]{acc}
-		if err := redSub(c, Private(recv), Private(send)).redRound(ctx, ms); err != nil {
+		if err := redSub(c, Private(recv), Private(send)).redRound(ctx, func() []move {
+			// The k-th child of a parent in this round lands in slot k of
+			// the parent's receive list.
+			slots := map[int]int{}
+			ms := make([]move, 0, len(rd))
+			for _, e := range rd {
+				k := slots[e.from]
+				slots[e.from]++
+				ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(e.to)}, loc{buf: bufDst, rank: c.t.RankOf(e.from), idx: int64(k)}, 1})
+			}
+			return ms
+		}); err != nil {
 			return redPart[T]{}, err
 		}
 		for _, q := range recv {
@@ -555,7 +578,7 @@ func (c *rcall[T]) reduce(ctx context.Context, sig func() string, mk func() redP
 	c.merge = c.op.comm
 	p := mk()
 	if c.op.comm && !p.perMember {
-		p = redCollapse(p)
+		p = c.collapse(p)
 	}
 	if err := c.begin(ctx, sig); err != nil {
 		return err

@@ -19,14 +19,10 @@ func resolve(t *pgas.Team, a Algo) Algo {
 	if a != Auto {
 		return a
 	}
-	nodes := map[int]int{}
-	for _, m := range t.Members() {
-		nodes[t.Rank().NodeOf(m)]++
-	}
-	switch {
-	case len(nodes) == 1:
+	switch nodes := t.Nodes(); {
+	case nodes == 1:
 		return Flat
-	case len(nodes) == t.Size():
+	case nodes == t.Size():
 		return Binomial
 	}
 	return BinomialFlat
@@ -81,20 +77,12 @@ func binomial(ids []int) [][]edge {
 // every member with algorithm a.
 func broadcastTree(t *pgas.Team, root int, a Algo) [][]edge {
 	// The tree depends only on the team, the root and the algorithm: build
-	// it once per team. Rebuilding it took O(members) map work on every
-	// member for every call: half of a broadcast at 1,024 in-process ranks.
+	// it once per team, and once for the members a process hosts, which
+	// share it (a tree of the team on every member is memory in the square
+	// of its size). Rebuilding it took O(members) map work on every member
+	// for every call: half of a broadcast at 1,024 in-process ranks.
 	// Callers only read it.
-	s := getState(t)
-	k := treeKey{root, a}
-	if rd, ok := s.trees[k]; ok {
-		return rd
-	}
-	rd := buildBroadcastTree(t, root, a)
-	if s.trees == nil {
-		s.trees = map[treeKey][][]edge{}
-	}
-	s.trees[k] = rd
-	return rd
+	return t.Shared(treeKey{root, a}, func() any { return buildBroadcastTree(t, root, a) }).([][]edge)
 }
 
 // treeKey names a cached broadcast tree of a team.

@@ -35,6 +35,17 @@ func subtrees(size int, rounds [][]edge) (list [][]int, at []int) {
 	return list, at
 }
 
+// subtrees is subtrees of the team's tree from root, shared by the
+// members a process hosts (they only read it).
+func (c *call[T]) subtrees(root int, rounds [][]edge) (list [][]int, at []int) {
+	type subtreesKey struct{ tree treeKey }
+	v := c.t.Shared(subtreesKey{treeKey{root, c.o.algo}}, func() any {
+		list, at := subtrees(c.t.Size(), rounds)
+		return [2]any{list, at}
+	}).([2]any)
+	return v[0].([][]int), v[1].([]int)
+}
+
 // treeMoves reports whether Gather or Scatter of this call goes along a
 // tree: no AllThr, and a tree that is not flat. The tree's forwarding
 // buffers are private; a shared source or destination is read or written
@@ -71,19 +82,21 @@ func (c *call[T]) writeFrom(ctx context.Context, l loc, src []T) error {
 func (c *call[T]) treeGather(ctx context.Context, n int64) error {
 	root, me := c.o.root, c.t.ID()
 	rounds := broadcastTree(c.t, root, c.o.algo)
-	list, at := subtrees(c.t.Size(), rounds)
+	list, at := c.subtrees(root, rounds)
 	buf := make([]T, int64(len(list[me]))*n)
 	if err := c.readInto(ctx, c.chunk(bufSrc, me, n), buf[:n]); err != nil {
 		return err
 	}
 	g := c.sub(buf)
 	for ri := len(rounds) - 1; ri >= 0; ri-- {
-		var ms []move
-		for _, e := range rounds[ri] {
-			k := int64(len(list[e.to])) * n
-			ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(e.to)}, loc{buf: bufDst, rank: c.t.RankOf(e.from), idx: int64(at[e.to]) * n}, k})
-		}
-		if err := g.redRound(ctx, ms); err != nil {
+		if err := g.redRound(ctx, func() []move {
+			var ms []move
+			for _, e := range rounds[ri] {
+				k := int64(len(list[e.to])) * n
+				ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(e.to)}, loc{buf: bufDst, rank: c.t.RankOf(e.from), idx: int64(at[e.to]) * n}, k})
+			}
+			return ms
+		}); err != nil {
 			return err
 		}
 	}
@@ -101,7 +114,7 @@ func (c *call[T]) treeGather(ctx context.Context, n int64) error {
 func (c *call[T]) treeScatter(ctx context.Context, n int64) error {
 	root, me := c.o.root, c.t.ID()
 	rounds := broadcastTree(c.t, root, c.o.algo)
-	list, at := subtrees(c.t.Size(), rounds)
+	list, at := c.subtrees(root, rounds)
 	buf := make([]T, int64(len(list[me]))*n)
 	if me == root {
 		for pos, m := range list[root] {
@@ -112,12 +125,14 @@ func (c *call[T]) treeScatter(ctx context.Context, n int64) error {
 	}
 	g := c.sub(buf)
 	for _, rd := range rounds {
-		var ms []move
-		for _, e := range rd {
-			k := int64(len(list[e.to])) * n
-			ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(e.from), idx: int64(at[e.to]) * n}, loc{buf: bufDst, rank: c.t.RankOf(e.to)}, k})
-		}
-		if err := g.redRound(ctx, ms); err != nil {
+		if err := g.redRound(ctx, func() []move {
+			var ms []move
+			for _, e := range rd {
+				k := int64(len(list[e.to])) * n
+				ms = append(ms, move{loc{buf: bufSrc, rank: c.t.RankOf(e.from), idx: int64(at[e.to]) * n}, loc{buf: bufDst, rank: c.t.RankOf(e.to)}, k})
+			}
+			return ms
+		}); err != nil {
 			return err
 		}
 	}

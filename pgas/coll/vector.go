@@ -123,9 +123,12 @@ func (c *call[T]) slotTid(what string, s int) int {
 	return s
 }
 
-// vcheck checks a vector collective's moves on every member before
-// anything moves; see the package comment on checks.
-func (c *call[T]) vcheck(ms []move) {
+// vcheckAll makes the checks of a vector collective's moves that come
+// out alike on every member (they depend on single-valued arguments
+// only): counts and offsets, shared ranges, overlapping shared
+// destination chunks. The plan's builder makes them (sharedPlan), and a
+// panic there is raised on every member. vcheckMine makes the rest.
+func (c *call[T]) vcheckAll(ms []move) {
 	var dsts []span
 	for _, m := range ms {
 		if m.n < 0 {
@@ -134,36 +137,50 @@ func (c *call[T]) vcheck(ms []move) {
 		if m.n == 0 {
 			continue
 		}
-		c.vcheckLoc(m.src, m.n)
-		c.vcheckLoc(m.dst, m.n)
-		s := span{rank: -1, lo: m.dst.idx, hi: m.dst.idx + m.n}
-		if c.isPriv(m.dst) {
-			// Each rank checks the chunks landing in its own slice; the
-			// owner's panic fails the job for everyone.
-			if m.dst.rank != c.me {
-				continue
-			}
-			s.rank = m.dst.rank
+		c.vcheckLoc(m.src, m.n, false)
+		c.vcheckLoc(m.dst, m.n, false)
+		if !c.isPriv(m.dst) {
+			dsts = append(dsts, span{rank: -1, lo: m.dst.idx, hi: m.dst.idx + m.n})
 		}
-		dsts = append(dsts, s)
 	}
 	c.checkOverlap(dsts)
 }
 
-// vcheckLoc checks the n elements at l: inside a shared array, or at a
-// non-negative offset of a private slice and, if the slice is this rank's,
-// inside it.
-func (c *call[T]) vcheckLoc(l loc, n int64) {
-	if !c.isPriv(l) {
-		c.checkShared(l, n)
-		return
+// vcheckMine checks, on this member, the chunks of the plan's rounds in
+// its own private slices: that they fit, and that those landing in its
+// destination do not overlap. Each rank checks the chunks of its own
+// slices; the owner's panic fails the job for everyone.
+func (c *call[T]) vcheckMine(rounds ...*planRound) {
+	var dsts []span
+	for _, pr := range rounds {
+		pr.involved(c.me, func(_ int, m move) {
+			if m.n <= 0 {
+				return
+			}
+			c.vcheckLoc(m.src, m.n, true)
+			c.vcheckLoc(m.dst, m.n, true)
+			if c.isPriv(m.dst) && m.dst.rank == c.me {
+				dsts = append(dsts, span{rank: c.me, lo: m.dst.idx, hi: m.dst.idx + m.n})
+			}
+		})
 	}
-	if l.idx < 0 {
+	c.checkOverlap(dsts)
+}
+
+// vcheckLoc checks the n elements at l: with mine, that a private chunk
+// of this rank's slice fits in it; else that a shared chunk lies inside
+// its array and a private one at a non-negative offset.
+func (c *call[T]) vcheckLoc(l loc, n int64, mine bool) {
+	switch {
+	case mine:
+		if c.isPriv(l) && l.rank == c.me {
+			c.privSlice(l, n) // panics if the chunk does not fit
+		}
+	case !c.isPriv(l):
+		c.checkShared(l, n)
+	case l.idx < 0:
 		panic(fmt.Sprintf("coll: %s: negative offset %d in rank %d's private %s buffer",
 			c.name, l.idx, l.rank, [...]string{"source", "destination"}[l.buf]))
-	}
-	if l.rank == c.me {
-		c.privSlice(l, n) // panics if the chunk does not fit
 	}
 }
 
@@ -193,10 +210,16 @@ func (c *call[T]) checkOverlap(dsts []span) {
 	}
 }
 
-// vflat checks ms and runs them as a one-round collective.
-func (c *call[T]) vflat(ctx context.Context, sig func() string, ms []move) error {
-	c.vcheck(ms)
-	return c.flatMoves(ctx, sig, false, ms)
+// vflat runs the moves build returns as a one-round collective, after
+// checking them.
+func (c *call[T]) vflat(ctx context.Context, sig func() string, build func() []move) error {
+	p := c.sharedPlan(func() [][]move {
+		ms := build()
+		c.vcheckAll(ms)
+		return [][]move{ms}
+	})
+	c.vcheckMine(p.rounds...)
+	return c.flatMoves(ctx, sig, false, p)
 }
 
 // LocalDispl returns the displacement in b of element li of rank's
@@ -307,18 +330,28 @@ func AllgatherV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], count
 	if c.pairwise() {
 		p := c.newPairPlan()
 		me := c.slot(p.me)
-		for j := range p.send {
-			p.send[j] = pchunk{at: int64(sd(me)), n: int64(counts[me])}
-		}
-		for i := range p.recv {
+		p.send = func(int) pchunk { return pchunk{at: int64(sd(me)), n: int64(counts[me])} }
+		p.recv = func(i int) pchunk {
 			si := c.slot(i)
-			p.recv[i] = pchunk{at: int64(dd(me) + packed[si]), n: int64(counts[si])}
+			return pchunk{at: int64(dd(me) + packed[si]), n: int64(counts[si])}
 		}
-		p.stageBySender(c.esz, func(i int) int64 { return int64(counts[c.slot(i)]) })
+		cnt := func(i int) int64 { return int64(counts[c.slot(i)]) }
+		pre := func(i int) int64 { return int64(packed[i]) } // slot i is team id i
+		if c.o.allThr {
+			// The members' counts, summed in team-id order.
+			mp := make([]int64, c.t.Size())
+			var s int64
+			for i := range mp {
+				mp[i] = s
+				s += cnt(i)
+			}
+			pre = func(i int) int64 { return mp[i] }
+		}
+		p.stageBySender(c.esz, cnt, pre)
 		c.vcheckPairs(p)
 		return c.flatPairs(ctx, sig, false, p, c.globalOf(plan))
 	}
-	return c.vflat(ctx, sig, c.globalOf(plan)())
+	return c.vflat(ctx, sig, c.globalOf(plan))
 }
 
 // ScatterV copies counts[m] elements of the root's src, starting at
@@ -335,21 +368,24 @@ func ScatterV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts,
 	checkCounts("ScatterV", "counts", counts, ns)
 	checkDispls("ScatterV", "sdispls", sdispls, ns)
 	checkDispls("ScatterV", "ddispls", ddispls, ns)
-	packed := prefix(counts)
-	sd := pick(sdispls, func(s int) int { return packed[s] })
-	dd := pick(ddispls, func(s int) int {
-		if dst.isPr {
-			return 0
+	build := func() []move {
+		packed := prefix(counts)
+		sd := pick(sdispls, func(s int) int { return packed[s] })
+		dd := pick(ddispls, func(s int) int {
+			if dst.isPr {
+				return 0
+			}
+			return packed[s]
+		})
+		ms := make([]move, 0, c.t.Size())
+		for m := range c.t.Size() {
+			s := c.slot(m)
+			ms = append(ms, move{c.vloc(bufSrc, c.o.root, sd(s)), c.vloc(bufDst, m, dd(s)), int64(counts[s])})
 		}
-		return packed[s]
-	})
-	ms := c.st.moves[:0]
-	for m := range c.t.Size() {
-		s := c.slot(m)
-		ms = append(ms, move{c.vloc(bufSrc, c.o.root, sd(s)), c.vloc(bufDst, m, dd(s)), int64(counts[s])})
+		return ms
 	}
 	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v ddispls=%v", counts, sdispls, ddispls) }
-	return c.vflat(ctx, sig, ms)
+	return c.vflat(ctx, sig, build)
 }
 
 // GatherV copies counts[m] elements of member m's src, starting at
@@ -366,21 +402,24 @@ func GatherV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts, 
 	checkCounts("GatherV", "counts", counts, ns)
 	checkDispls("GatherV", "sdispls", sdispls, ns)
 	checkDispls("GatherV", "ddispls", ddispls, ns)
-	packed := prefix(counts)
-	sd := pick(sdispls, func(s int) int {
-		if src.isPr {
-			return 0
+	build := func() []move {
+		packed := prefix(counts)
+		sd := pick(sdispls, func(s int) int {
+			if src.isPr {
+				return 0
+			}
+			return packed[s]
+		})
+		dd := pick(ddispls, func(s int) int { return packed[s] })
+		ms := make([]move, 0, c.t.Size())
+		for m := range c.t.Size() {
+			s := c.slot(m)
+			ms = append(ms, move{c.vloc(bufSrc, m, sd(s)), c.vloc(bufDst, c.o.root, dd(s)), int64(counts[s])})
 		}
-		return packed[s]
-	})
-	dd := pick(ddispls, func(s int) int { return packed[s] })
-	ms := c.st.moves[:0]
-	for m := range c.t.Size() {
-		s := c.slot(m)
-		ms = append(ms, move{c.vloc(bufSrc, m, sd(s)), c.vloc(bufDst, c.o.root, dd(s)), int64(counts[s])})
+		return ms
 	}
 	sig := func() string { return fmt.Sprintf("counts=%v sdispls=%v ddispls=%v", counts, sdispls, ddispls) }
-	return c.vflat(ctx, sig, ms)
+	return c.vflat(ctx, sig, build)
 }
 
 // BroadcastV copies n elements of the root's src (from the start of its
@@ -407,38 +446,46 @@ func BroadcastV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], n int
 	root := c.o.root
 	rootSrc := c.vloc(bufSrc, root, 0)
 	dstOf := func(tid int) loc { return c.vloc(bufDst, tid, dd(c.slot(tid))) }
-	var rounds [][]move
+	var tree [][]edge
 	if dst.isPr {
-		rounds = [][]move{{{rootSrc, dstOf(root), nn}}}
-		for i, rd := range broadcastTree(c.t, root, c.o.algo) {
-			var ms []move
-			for _, e := range rd {
-				from := rootSrc
-				if e.from != root {
-					from = dstOf(e.from)
-				}
-				ms = append(ms, move{from, dstOf(e.to), nn})
-			}
-			if i == 0 {
-				rounds[0] = append(rounds[0], ms...)
-			} else {
-				rounds = append(rounds, ms)
-			}
-		}
-	} else {
-		ms := make([]move, 0, c.t.Size())
-		for m := range c.t.Size() {
-			ms = append(ms, move{rootSrc, dstOf(m), nn})
-		}
-		rounds = [][]move{ms}
+		tree = broadcastTree(c.t, root, c.o.algo)
 	}
-	c.vcheck(slices.Concat(rounds...))
+	p := c.sharedPlan(func() [][]move {
+		var rounds [][]move
+		if dst.isPr {
+			rounds = [][]move{{{rootSrc, dstOf(root), nn}}}
+			for i, rd := range tree {
+				var ms []move
+				for _, e := range rd {
+					from := rootSrc
+					if e.from != root {
+						from = dstOf(e.from)
+					}
+					ms = append(ms, move{from, dstOf(e.to), nn})
+				}
+				if i == 0 {
+					rounds[0] = append(rounds[0], ms...)
+				} else {
+					rounds = append(rounds, ms)
+				}
+			}
+		} else {
+			ms := make([]move, 0, c.t.Size())
+			for m := range c.t.Size() {
+				ms = append(ms, move{rootSrc, dstOf(m), nn})
+			}
+			rounds = [][]move{ms}
+		}
+		c.vcheckAll(slices.Concat(rounds...))
+		return rounds
+	})
+	c.vcheckMine(p.rounds...)
 	if err := c.begin(ctx, func() string {
 		return fmt.Sprintf("n=%d ddispls=%v %s", n, ddispls, kind(dst, src))
 	}); err != nil {
 		return err
 	}
-	if err := c.run(ctx, rounds, false); err != nil {
+	if err := c.run(ctx, p, false); err != nil {
 		return err
 	}
 	return c.end(ctx)
@@ -486,7 +533,7 @@ func ExchangeV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts
 		c.vcheckPairs(p)
 		return c.flatPairs(ctx, sig, false, p, global)
 	}
-	return c.vflat(ctx, sig, global())
+	return c.vflat(ctx, sig, global)
 }
 
 // allToAll plans the chunk from every member i to every member j: chunk
@@ -494,7 +541,7 @@ func ExchangeV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], counts
 // written at dd(k).
 func (c *call[T]) allToAll(counts []int, sd, dd func(k int) int) []move {
 	S := c.nslots()
-	ms := c.st.moves[:0]
+	ms := make([]move, 0, c.t.Size()*c.t.Size())
 	for i := range c.t.Size() {
 		si := c.slot(i)
 		for j := range c.t.Size() {
@@ -512,13 +559,13 @@ func (c *call[T]) allToAllPairs(counts []int, sd, dd func(k int) int) *pairPlan 
 	S := c.nslots()
 	p := c.newPairPlan()
 	me := c.slot(p.me)
-	for j := range p.send {
+	p.send = func(j int) pchunk {
 		k := me*S + c.slot(j)
-		p.send[j] = pchunk{at: int64(sd(k)), n: int64(counts[k])}
+		return pchunk{at: int64(sd(k)), n: int64(counts[k])}
 	}
-	for i := range p.recv {
+	p.recv = func(i int) pchunk {
 		k := c.slot(i)*S + me
-		p.recv[i] = pchunk{at: int64(dd(k)), n: int64(counts[k])}
+		return pchunk{at: int64(dd(k)), n: int64(counts[k])}
 	}
 	c.stageMatrix(p, counts)
 	return p
@@ -589,7 +636,7 @@ func ExchangeVMerge[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], c
 		c.vcheckPairs(p)
 		return c.flatPairs(ctx, sig, false, p, global)
 	}
-	return c.vflat(ctx, sig, global())
+	return c.vflat(ctx, sig, global)
 }
 
 // PermuteV copies counts[m] elements of member m's src at displs[m] to
@@ -612,44 +659,47 @@ func PermuteV[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], perm, c
 	checkCounts("PermuteV", "counts", counts, ns)
 	checkDispls("PermuteV", "displs", displs, ns)
 	block := func(b Buf[T]) int { return int(b.arr.Layout().Block) }
-	ms := c.st.moves[:0]
-	for m := range c.t.Size() {
-		s := c.slot(m)
-		to := c.slotTid(fmt.Sprintf("perm[%d]", s), perm[s])
-		n := counts[s]
-		var ph int
-		switch {
-		case displs == nil:
-		case src.isPr:
-			ph = displs[s]
-		default:
-			ph = displs[s] - s*block(src)
-		}
-		var sl, dl loc
-		if src.isPr {
-			sl = c.vloc(bufSrc, m, ph)
-		} else {
-			B := block(src)
-			if n > 0 && (ph < 0 || ph+n > B) {
-				panic(fmt.Sprintf("coll: PermuteV: slot %d's chunk [%d,%d) does not fit in its source block [%d,%d)",
-					s, s*B+ph, s*B+ph+n, s*B, (s+1)*B))
+	build := func() []move {
+		ms := make([]move, 0, c.t.Size())
+		for m := range c.t.Size() {
+			s := c.slot(m)
+			to := c.slotTid(fmt.Sprintf("perm[%d]", s), perm[s])
+			n := counts[s]
+			var ph int
+			switch {
+			case displs == nil:
+			case src.isPr:
+				ph = displs[s]
+			default:
+				ph = displs[s] - s*block(src)
 			}
-			sl = c.vloc(bufSrc, m, s*B+ph)
-		}
-		if dst.isPr {
-			dl = c.vloc(bufDst, to, ph)
-		} else {
-			B, ts := block(dst), c.slot(to)
-			if n > 0 && ph+n > B {
-				panic(fmt.Sprintf("coll: PermuteV: slot %d's chunk of %d elements at phase %d does not fit in a destination block of %d",
-					s, n, ph, B))
+			var sl, dl loc
+			if src.isPr {
+				sl = c.vloc(bufSrc, m, ph)
+			} else {
+				B := block(src)
+				if n > 0 && (ph < 0 || ph+n > B) {
+					panic(fmt.Sprintf("coll: PermuteV: slot %d's chunk [%d,%d) does not fit in its source block [%d,%d)",
+						s, s*B+ph, s*B+ph+n, s*B, (s+1)*B))
+				}
+				sl = c.vloc(bufSrc, m, s*B+ph)
 			}
-			dl = c.vloc(bufDst, to, ts*B+ph)
+			if dst.isPr {
+				dl = c.vloc(bufDst, to, ph)
+			} else {
+				B, ts := block(dst), c.slot(to)
+				if n > 0 && ph+n > B {
+					panic(fmt.Sprintf("coll: PermuteV: slot %d's chunk of %d elements at phase %d does not fit in a destination block of %d",
+						s, n, ph, B))
+				}
+				dl = c.vloc(bufDst, to, ts*B+ph)
+			}
+			ms = append(ms, move{sl, dl, int64(n)})
 		}
-		ms = append(ms, move{sl, dl, int64(n)})
+		return ms
 	}
 	sig := func() string { return fmt.Sprintf("perm=%v counts=%v displs=%v", perm, counts, displs) }
-	return c.vflat(ctx, sig, ms)
+	return c.vflat(ctx, sig, build)
 }
 
 // Copy is one copy of VectorCopy: N elements from Src of the source to Dst
@@ -674,22 +724,25 @@ type Copy struct {
 func VectorCopy[T any](ctx context.Context, t *pgas.Team, dst, src Buf[T], copies []Copy, opts ...Option) error {
 	needValid("VectorCopy", dst, src)
 	c := newCall(t, "VectorCopy", dst, src, opts)
-	ms := make([]move, len(copies))
-	for i, cp := range copies {
-		if cp.N < 0 || cp.Src < 0 || cp.Dst < 0 {
-			panic(fmt.Sprintf("coll: VectorCopy: copy %d %+v has a negative field", i, cp))
+	build := func() []move {
+		ms := make([]move, len(copies))
+		for i, cp := range copies {
+			if cp.N < 0 || cp.Src < 0 || cp.Dst < 0 {
+				panic(fmt.Sprintf("coll: VectorCopy: copy %d %+v has a negative field", i, cp))
+			}
+			var st, dt int
+			if src.isPr {
+				st = c.slotTid(fmt.Sprintf("copy %d's SrcRank", i), cp.SrcRank)
+			}
+			if dst.isPr {
+				dt = c.slotTid(fmt.Sprintf("copy %d's DstRank", i), cp.DstRank)
+			}
+			ms[i] = move{c.vloc(bufSrc, st, cp.Src), c.vloc(bufDst, dt, cp.Dst), int64(cp.N)}
 		}
-		var st, dt int
-		if src.isPr {
-			st = c.slotTid(fmt.Sprintf("copy %d's SrcRank", i), cp.SrcRank)
-		}
-		if dst.isPr {
-			dt = c.slotTid(fmt.Sprintf("copy %d's DstRank", i), cp.DstRank)
-		}
-		ms[i] = move{c.vloc(bufSrc, st, cp.Src), c.vloc(bufDst, dt, cp.Dst), int64(cp.N)}
+		return ms
 	}
 	sig := func() string { return fmt.Sprintf("copies=%v", copies) }
-	return c.vflat(ctx, sig, ms)
+	return c.vflat(ctx, sig, build)
 }
 
 // pick returns d's entry k, or def(k) when d is nil.

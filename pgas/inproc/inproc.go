@@ -17,6 +17,7 @@ package inproc
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,7 @@ func (*Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 	if job.SegmentBytes < 0 || job.SegmentBytes%8 != 0 {
 		return nil, fmt.Errorf("inproc: segment size %d is not a non-negative multiple of 8", job.SegmentBytes)
 	}
-	segs, unmap, err := mapSegments(job.Ranks, job.SegmentBytes)
+	segs, unmap, err := mapSegments(ctx, job.Ranks, job.SegmentBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +57,11 @@ func (*Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 		failed:  make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	j.phases.m = make(map[uint64]*phase)
+	for i := range j.phases {
+		j.phases[i] = newPhase(job.Ranks)
+	}
 	j.departed = make([]bool, job.Ranks)
-	j.departures = make(chan struct{})
+	j.dep.Store(&departures{ch: make(chan struct{})})
 	eps := make([]transport.Endpoint, job.Ranks)
 	for r := range eps {
 		eps[r] = &endpoint{j: j, rank: r}
@@ -76,11 +79,32 @@ func (*Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endp
 	return eps, nil
 }
 
+// phase is a barrier phase. Ranks arrive and leave with atomics, never
+// under a lock of the job: a lock that every rank takes at every barrier
+// is a convoy of a hundred thousand ranks at each one, and seconds before
+// a cancelled job's ranks get past it.
 type phase struct {
-	notified int
-	waited   int
-	arrived  []bool
-	done     chan struct{}
+	notified atomic.Int64
+	waited   atomic.Int64
+	arrived  []atomic.Bool
+	done     chan struct{} // closed when every rank has notified
+}
+
+func newPhase(ranks int) *phase {
+	return &phase{arrived: make([]atomic.Bool, ranks), done: make(chan struct{})}
+}
+
+// phaseSlots is how many phases the job keeps: a rank notifies phase p+1
+// only after every rank has notified phase p, and phase p+2 only after
+// every rank has left its wait of phase p, so phase p's slot is free for
+// phase p+phaseSlots by then.
+const phaseSlots = 4
+
+// departures is the departed ranks, in the order they departed, and the
+// channel a later departure closes. Depart replaces it whole.
+type departures struct {
+	ranks []int
+	ch    chan struct{}
 }
 
 type jobState struct {
@@ -88,10 +112,9 @@ type jobState struct {
 	segs  [][]byte
 	unmap func() error // releases segs, once every endpoint is closed
 
-	phases struct {
-		sync.Mutex
-		m map[uint64]*phase
-	}
+	// phases[p%phaseSlots] is phase p; the last rank to leave it resets
+	// it for phase p+phaseSlots.
+	phases [phaseSlots]*phase
 
 	failOnce  sync.Once
 	failed    chan struct{}
@@ -101,36 +124,42 @@ type jobState struct {
 	closedEps atomic.Int64
 	stopped   chan struct{} // closed when every endpoint is closed
 
-	// departed[r] is set, under phases' lock, when rank r's job has
-	// returned (Depart); departures is closed then and replaced, waking
-	// the waiters to look.
-	departed   []bool
-	departures chan struct{}
+	// departed[r] is set, under depMu, when rank r's job has returned
+	// (Depart), which then replaces dep, closing the old one's channel
+	// and waking the waiters to look.
+	depMu    sync.Mutex
+	departed []bool
+	dep      atomic.Pointer[departures]
 }
 
 // Depart marks the rank as returned and wakes the ranks waiting in a
 // barrier, which fail if they wait for it.
 func (e *endpoint) Depart() {
 	j := e.j
-	j.phases.Lock()
-	defer j.phases.Unlock()
+	j.depMu.Lock()
+	defer j.depMu.Unlock()
 	if j.departed[e.rank] {
 		return
 	}
 	j.departed[e.rank] = true
-	close(j.departures)
-	j.departures = make(chan struct{})
+	old := j.dep.Load()
+	j.dep.Store(&departures{ranks: append(slices.Clip(old.ranks), e.rank), ch: make(chan struct{})})
+	close(old.ch)
 }
 
 // gone returns a rank that ph waits for and that has returned, or -1,
-// and the channel that a later departure closes. Called with the lock.
+// and the channel that a later departure closes. It looks at the
+// departed ranks only: a scan of every rank on every rank's wait was a
+// barrier's time in the square of the ranks.
 func (j *jobState) gone(ph *phase) (int, <-chan struct{}) {
-	for r, ok := range ph.arrived {
-		if !ok && j.departed[r] {
-			return r, j.departures
+	d := j.dep.Load()
+	r := -1
+	for _, q := range d.ranks {
+		if !ph.arrived[q].Load() && (r < 0 || q < r) {
+			r = q
 		}
 	}
-	return -1, j.departures
+	return r, d.ch
 }
 
 func (j *jobState) fail(rank int, err error) {
@@ -155,14 +184,7 @@ func (j *jobState) err() error {
 	return j.failErr
 }
 
-func (j *jobState) phase(p uint64) *phase {
-	ph := j.phases.m[p]
-	if ph == nil {
-		ph = &phase{arrived: make([]bool, j.job.Ranks), done: make(chan struct{})}
-		j.phases.m[p] = ph
-	}
-	return ph
-}
+func (j *jobState) phase(p uint64) *phase { return j.phases[p%phaseSlots] }
 
 type endpoint struct {
 	j        *jobState
@@ -305,14 +327,11 @@ func (e *endpoint) Notify(ctx context.Context) error {
 		return fmt.Errorf("inproc rank %d: notify of phase %d called twice without wait", e.rank, e.phase)
 	}
 	j := e.j
-	j.phases.Lock()
 	ph := j.phase(e.phase)
-	ph.notified++
-	ph.arrived[e.rank] = true
-	if ph.notified == j.job.Ranks {
+	ph.arrived[e.rank].Store(true)
+	if ph.notified.Add(1) == int64(j.job.Ranks) {
 		close(ph.done)
 	}
-	j.phases.Unlock()
 	e.notified = true
 	return nil
 }
@@ -325,10 +344,8 @@ func (e *endpoint) Wait(ctx context.Context) error {
 		return fmt.Errorf("inproc rank %d: wait of phase %d without notify", e.rank, e.phase)
 	}
 	j := e.j
-	j.phases.Lock()
 	ph := j.phase(e.phase)
 	gone, departures := j.gone(ph)
-	j.phases.Unlock()
 
 	var timeout <-chan time.Time
 	if d := j.job.SyncTimeout; d > 0 {
@@ -346,9 +363,7 @@ wait:
 	}
 	select {
 	case <-departures:
-		j.phases.Lock()
 		gone, departures = j.gone(ph)
-		j.phases.Unlock()
 		goto wait
 	case <-ph.done:
 	case <-j.failed:
@@ -362,26 +377,23 @@ wait:
 		if err := j.err(); err != nil {
 			return err
 		}
-		j.phases.Lock()
 		var missing []int
-		for r, ok := range ph.arrived {
-			if !ok {
+		for r := range ph.arrived {
+			if !ph.arrived[r].Load() {
 				missing = append(missing, r)
 			}
 		}
-		j.phases.Unlock()
 		return fmt.Errorf("inproc rank %d: barrier phase %d: waited %v for ranks %v: %w",
 			e.rank, e.phase, j.job.SyncTimeout, missing, transport.ErrTimeout)
 	}
 	if err := j.err(); err != nil {
 		return err
 	}
-	j.phases.Lock()
-	ph.waited++
-	if ph.waited == j.job.Ranks {
-		delete(j.phases.m, e.phase)
+	if ph.waited.Add(1) == int64(j.job.Ranks) {
+		// The last rank out: the slot is phase e.phase+phaseSlots's,
+		// which no rank reaches before this one leaves.
+		j.phases[e.phase%phaseSlots] = newPhase(j.job.Ranks)
 	}
-	j.phases.Unlock()
 	e.phase++
 	e.notified = false
 	return nil

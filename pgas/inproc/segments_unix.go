@@ -3,6 +3,7 @@
 package inproc
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -40,8 +41,9 @@ var segPool struct {
 	warm     map[*byte]int64  // resident bytes of each pooled mapping
 }
 
-// mapSegments returns ranks zeroed segments of n bytes each.
-func mapSegments(ranks int, n int64) (segs [][]byte, unmap func() error, err error) {
+// mapSegments returns ranks zeroed segments of n bytes each, or ctx's
+// error if it ends first (a hundred thousand mappings take a while).
+func mapSegments(ctx context.Context, ranks int, n int64) (segs [][]byte, unmap func() error, err error) {
 	segs = make([][]byte, ranks)
 	if n == 0 {
 		for r := range segs {
@@ -56,7 +58,13 @@ func mapSegments(ranks int, n int64) (segs [][]byte, unmap func() error, err err
 	}
 	maps := make([][]byte, ranks)
 	for r := range maps {
-		if maps[r], err = getMapping(int(length)); err != nil {
+		if r%1024 == 1023 {
+			err = ctx.Err()
+		}
+		if err == nil {
+			maps[r], err = getMapping(int(length))
+		}
+		if err != nil {
 			for _, m := range maps[:r] {
 				putMapping(m)
 			}
