@@ -19,9 +19,28 @@ const spillPrefix = "pgasmr-spill-"
 // RemoveSpills removes this process's spill directories in dir
 // (os.TempDir() if ""), with their files: for a process about to exit
 // without returning through its jobs' defers (Spill.Close), such as
-// mrrun's forced exit after an interrupt. A job of the process that is
-// still spilling fails.
+// mrrun's forced exit after an interrupt, or at the end of a job whose
+// failure left a Spill unclosed. A job of the process that is still
+// spilling fails: from this call on, a Spill of the process with this dir
+// can make no directory there (tmpdir.RemoveOwn).
 func RemoveSpills(dir string) error { return tmpdir.RemoveOwn(dir, spillPrefix) }
+
+// MakeJobDir makes a directory in dir (os.TempDir() if "") named as this
+// process's spill directories are, for the spill directories of the other
+// processes of one job: a launcher gives it to its ranks as their
+// Spill.Dir, and removes it, with whatever they left in it, once they have
+// all exited (killed ones included). RemoveSpills and CleanStale take it
+// for a spill directory of the process that made it, so that it goes
+// with its maker too. Like a job's first spill, it removes the stale
+// spill directories in dir first (CleanStale).
+func MakeJobDir(dir string) (string, error) {
+	tmpdir.CleanStale(dir, spillPrefix) // best effort, as in Spill.dir
+	p, err := tmpdir.Make(dir, spillPrefix)
+	if err != nil {
+		return "", fmt.Errorf("reduce: job spill directory: %w", err)
+	}
+	return p, nil
+}
 
 // ErrSpillClosed is returned by a store that spills after its Spill was
 // closed.

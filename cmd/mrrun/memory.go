@@ -46,7 +46,7 @@ func watchMemory(ctx context.Context, stderr io.Writer) (context.Context, *memWa
 		SetGoLimit: true,
 		Hint:       memHint,
 		Exceeded:   func(e *memlimit.ExceededError) { cancel(e) },
-		Critical:   func(e *memlimit.ExceededError) { exitOverLimit(stderr, e) },
+		Critical:   func(e *memlimit.ExceededError) { atLimit(ctx, stderr, e) }, // its files go first (leftover.go)
 	})
 	if err != nil {
 		cancel(nil)

@@ -211,6 +211,9 @@ func runJob(ctx context.Context, spec jobSpec, obs observers) (result, error) {
 		return nil
 	})
 	if err != nil {
+		if res != nil {
+			closeResult(res) // the root's, when another rank failed: its files
+		}
 		return nil, err
 	}
 	if res == nil && (spec.transport == "inproc" || procRank == spec.opts.Root) {
@@ -576,7 +579,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			defer stop()
 			stdout = &stopOnWrite{w: stdout, stop: stop} // the bar goes before the result comes
 		}
-		return launchRanks(ctx, spec.ranks, spec.segmentBytes, f.stopGrace, args, stdout, stderr, bar)
+		err := launchJob(ctx, spec.tmpDir, f.output, func(ctx context.Context) error { // nothing left behind (leftover.go)
+			return launchRanks(ctx, spec.ranks, spec.segmentBytes, f.stopGrace, args, stdout, stderr, bar)
+		})
+		if err == nil {
+			// The launcher committed the result (the root rank wrote it).
+			dropCheckpoint(stderr, f.checkpoint)
+		}
+		return err
 	}
 	if launcher != "" {
 		// A rank process: profiles are per rank.
@@ -615,6 +625,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	ctx, mem := watchMemory(ctx, stderr) // at the memory limit: one line, not the runtime's crash
 	defer mem.stop()
+	defer jobSpills(ctx, &spec)() // an shm rank spills where its launcher says; none is left on any exit
 	res, err := runJob(ctx, spec, obs)
 	if res != nil {
 		defer closeResult(res) // a result past the memory budget: its files
@@ -657,16 +668,27 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err := res.Write(stdout, f.outputFormat); err != nil {
 			return err
 		}
-	} else if err := writeFileAtomic(ctx, f.output, func(w io.Writer) error { return res.Write(w, f.outputFormat) }); err != nil {
+	} else if err := writeFileAtomic(resultCtx(ctx), f.output, func(w io.Writer) error { return res.Write(w, f.outputFormat) }); err != nil {
 		return fmt.Errorf("-o %s: %w", f.output, err)
 	}
-	if f.checkpoint != "" {
-		// The result is written: the checkpoint has served.
-		if err := wordcount.RemoveCheckpoint(f.checkpoint); err != nil {
-			return fmt.Errorf("--checkpoint %s: the result is written, but removing the checkpoint failed: %w", f.checkpoint, err)
-		}
+	if launcher == "" || spec.transport != "shm" {
+		// The result is in place (under shm the launcher commits it,
+		// and drops the checkpoint then).
+		dropCheckpoint(stderr, f.checkpoint)
 	}
 	return nil
+}
+
+// dropCheckpoint removes the checkpoint dir (--checkpoint, if any) of a
+// job whose result is in place: the job succeeded, so a failure to
+// remove it is a warning line, not the job's failure.
+func dropCheckpoint(stderr io.Writer, dir string) {
+	if dir == "" {
+		return
+	}
+	if err := wordcount.RemoveCheckpoint(dir); err != nil {
+		fmt.Fprintf(stderr, "mrrun: warning: --checkpoint %s: the result is written, but removing the checkpoint failed: %v\n", escapeControls(dir), err)
+	}
 }
 
 // checkOutputs checks, before the job, that -o and --png can be written
@@ -741,7 +763,7 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 	// the name says whose they were, and only a dead process's are removed.
 	prefix := "." + base + ".tmp-"
 	tmpdir.CleanStale(dir, prefix)
-	tmp, err := tmpdir.CreateFile(dir, prefix)
+	tmp, err := createOutputTmp(ctx, dir, prefix) // tmpdir.CreateFile, or an shm launcher's file
 	if err != nil {
 		return err
 	}
@@ -753,7 +775,7 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := write(tmp); err != nil {
+	if err := write(cancelWriter(ctx, tmp)); err != nil { // an interrupt stops it
 		return err
 	}
 	if err := tmp.Chmod(t.mode); err != nil {
@@ -765,7 +787,7 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := commitOutput(ctx, tmp.Name(), path); err != nil { // the rename, against a forced exit
 		return err
 	}
 	ok = true

@@ -23,6 +23,11 @@ import (
 const (
 	interruptGrace     = time.Second
 	rankInterruptGrace = 500 * time.Millisecond
+	// rankLinger is how long the other ranks of an OpenMPI job wait, after
+	// a signal, before they exit: mpirun kills the ranks left once one has
+	// exited, and rank 0 must have written the job's line (Announce) by
+	// then, also on a busy machine.
+	rankLinger = 200 * time.Millisecond
 	// forcedExitBound bounds the forced-exit functions and the last line,
 	// in case they block too (a stderr nobody reads).
 	forcedExitBound = 250 * time.Millisecond
@@ -40,6 +45,15 @@ type forcedExit struct {
 	// ends it early, not a second signal (the launcher passes a terminal's
 	// SIGINT on to ranks that got it already).
 	Rank bool
+	// Announce says this rank process writes the job's line,
+	// "mrrun: interrupted by SIGTERM", as soon as a signal comes: rank 0
+	// of an MPI launcher's job, since mpirun and mpiexec print none (and
+	// OpenMPI's mpirun kills the ranks left once one has exited).
+	Announce bool
+	// Linger is how long a rank process that does not announce waits,
+	// after the first signal, before it returns (rankLinger under
+	// OpenMPI's mpirun).
+	Linger time.Duration
 }
 
 // forcedExitFor returns the forced-exit rule of mrrun with args (without
@@ -49,14 +63,20 @@ type forcedExit struct {
 func forcedExitFor(args []string) forcedExit {
 	kind, _ := launch.Launched()
 	rank := kind != ""
+	_, n := rankProcess()
+	announce := kind == "mpi" && n == 0
+	var linger time.Duration
+	if kind == "mpi" && n != 0 && os.Getenv("OMPI_COMM_WORLD_SIZE") != "" {
+		linger = rankLinger
+	}
 	if len(args) > 0 {
 		switch args[0] { // as in dispatch
 		case "gen", "bench", "exec":
-			return forcedExit{Rank: rank}
+			return forcedExit{Rank: rank, Announce: announce, Linger: linger}
 		}
 	}
 	if rank {
-		return forcedExit{Grace: rankInterruptGrace, Rank: true}
+		return forcedExit{Grace: rankInterruptGrace, Rank: true, Announce: announce, Linger: linger}
 	}
 	return forcedExit{Grace: interruptGrace}
 }
@@ -67,7 +87,9 @@ func forcedExitFor(args []string) forcedExit {
 // functions fn registered with atForcedExit on its context (removing
 // temporary output files), writes "mrrun: interrupted" to stderr (unless
 // fe.Rank) and returns 130 without waiting for fn, whose goroutine is left
-// behind: the caller exits.
+// behind: the caller exits. With fe.Announce the first value also writes
+// "mrrun: interrupted by SIG...", at once; with fe.Linger, fn returning
+// after it does not return before fe.Linger has passed.
 func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, stderr io.Writer, fn func(ctx context.Context) int) int {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -76,14 +98,22 @@ func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, s
 	done := make(chan int, 1)
 	go func() { done <- fn(ctx) }()
 	interrupted := false
+	var lingerUntil time.Time
 	var expired <-chan time.Time
 	for {
 		select {
 		case code := <-done:
+			if interrupted {
+				time.Sleep(time.Until(lingerUntil))
+			}
 			return code
 		case s := <-sig:
 			if !interrupted {
 				interrupted = true
+				lingerUntil = time.Now().Add(fe.Linger)
+				if fe.Announce {
+					fmt.Fprintf(stderr, "mrrun: %v\n", signalError{s})
+				}
 				cancel(signalError{s}) // the ranks' errors name it
 				if fe.Grace > 0 {
 					t := time.NewTimer(fe.Grace)
@@ -105,6 +135,10 @@ func runWithDeadline(ctx context.Context, sig <-chan os.Signal, fe forcedExit, s
 // process's error names it, where it would say "context canceled".
 type signalError struct{ sig os.Signal }
 
+// Signal is the signal. The MPI transport looks for this method in the
+// cause of a cancelled job: a job a signal ended is not aborted.
+func (e signalError) Signal() os.Signal { return e.sig }
+
 func (e signalError) Error() string {
 	names := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}
 	if name, ok := names[e.sig]; ok {
@@ -114,13 +148,18 @@ func (e signalError) Error() string {
 }
 
 // forceExit runs the forced-exit functions of fx and writes the line, for
-// at most forcedExitBound, and returns 130.
+// at most forcedExitBound, and returns 130; or, if the run's result was
+// in place before (fx.committed), says nothing and returns 0.
 func forceExit(fx *forcedExits, stderr io.Writer, rank bool) int {
 	finished := make(chan struct{})
+	committed := false // the run's result was in place: no line, status 0 (commitOutput)
 	go func() {
 		defer close(finished)
 		fx.run()
-		if !rank {
+		fx.Lock()
+		committed = fx.committed
+		fx.Unlock()
+		if !rank && !committed {
 			line := fmt.Sprintf("mrrun: %v\n", errInterrupted)
 			if isTerminal(stderr) {
 				line = clearLine + line // over a progress bar nobody stopped
@@ -130,6 +169,9 @@ func forceExit(fx *forcedExits, stderr io.Writer, rank bool) int {
 	}()
 	select {
 	case <-finished:
+		if committed {
+			return 0
+		}
 	case <-time.After(forcedExitBound):
 	}
 	return 130
@@ -144,6 +186,9 @@ type forcedExits struct {
 	next   int
 	fns    map[int]func()
 	closed bool
+	// committed says the run's result is in place (commitOutput, under
+	// the lock): a forced exit after it is the run's success.
+	committed bool
 }
 
 // forcedExitsKey is the context key of a run's forcedExits.

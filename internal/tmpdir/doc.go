@@ -22,5 +22,10 @@
 // or with a name it cannot parse is left alone. This is the rule package
 // pgas/shm applies to its segment files.
 //
+// RemoveOwn removes the directories a process made, for one about to exit
+// without its deferred cleanup (a forced exit), while its goroutines may
+// still be writing there: from then on Make refuses to make another in
+// the same place.
+//
 // The functions may be called concurrently.
 package tmpdir

@@ -6,9 +6,33 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
+
+// ErrRemoved is returned by Make for a prefix whose directories in parent
+// this process has removed with RemoveOwn: it is on its way out.
+var ErrRemoved = errors.New("this process has removed its directories here (it is exiting)")
+
+// own holds, by parent and prefix, the directories Make has made for this
+// process, and whether RemoveOwn has removed them (then Make makes no
+// more there). Make holds the lock while it checks and makes, so that no
+// directory is made behind RemoveOwn's back.
+var own struct {
+	sync.Mutex
+	made    map[[2]string][]string
+	removed map[[2]string]bool
+}
+
+// removedKey is the key of parent and prefix in own's maps.
+func removedKey(parent, prefix string) [2]string {
+	if abs, err := filepath.Abs(parent); err == nil {
+		parent = abs
+	}
+	return [2]string{filepath.Clean(parent), prefix}
+}
 
 // owner is what a directory's name says about the process that made it.
 type owner struct {
@@ -26,18 +50,41 @@ func self() owner {
 
 // Make creates a new directory in parent (os.TempDir() if "") with mode
 // 0700, named prefix + "<pid>-<start>-<ns>-<random>" for this process, and
-// returns its path. The caller removes it (os.RemoveAll) when done.
+// returns its path. The caller removes it (os.RemoveAll) when done. Once
+// RemoveOwn has run for parent and prefix, Make fails with ErrRemoved.
 func Make(parent, prefix string) (string, error) {
 	if parent == "" {
 		parent = os.TempDir()
+	}
+	key := removedKey(parent, prefix)
+	own.Lock()
+	defer own.Unlock()
+	if own.removed[key] {
+		return "", fmt.Errorf("tmpdir: %s: %w", parent, ErrRemoved)
 	}
 	o := self()
 	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s%d-%d-%d-*", prefix, o.pid, o.start, o.ns))
 	if err != nil {
 		return "", fmt.Errorf("tmpdir: %w", err)
 	}
+	if own.made == nil {
+		own.made = map[[2]string][]string{}
+	}
+	ds := own.made[key]
+	if len(ds) >= pruneAt && len(ds)&(len(ds)-1) == 0 {
+		// A long-lived process makes and removes many: forget those gone.
+		ds = slices.DeleteFunc(ds, func(d string) bool {
+			_, err := os.Lstat(d)
+			return errors.Is(err, fs.ErrNotExist)
+		})
+	}
+	own.made[key] = append(ds, dir)
 	return dir, nil
 }
+
+// pruneAt is how many directories of a parent and prefix Make remembers
+// before it forgets those that are gone (and again at every power of two).
+const pruneAt = 64
 
 // CreateFile creates a new file in parent (os.TempDir() if "") with mode
 // 0600, named as Make names a directory, open for reading and writing:
@@ -130,23 +177,42 @@ func CleanStale(parent, prefix string) ([]string, error) {
 // (os.TempDir() if "") that Make made with prefix for this process: what
 // a process leaves when it exits without returning through the defers
 // that remove them (mrrun's forced exit after an interrupt that the job
-// does not answer in time). Other processes' directories stay.
+// does not answer in time, or at a memory limit), or that a job failing
+// half-way did not remove. Other processes' directories stay.
+//
+// The goroutines of a job may still be writing there: from the moment
+// RemoveOwn is called, Make of prefix in parent fails in this process
+// (ErrRemoved), and a directory in which a file appeared while it was
+// being removed is removed again, a few times. A file written into a
+// directory after it has gone fails (the directory does not exist).
 func RemoveOwn(parent, prefix string) error {
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	me := self()
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return fmt.Errorf("tmpdir: %w", err)
+	key := removedKey(parent, prefix)
+	own.Lock()
+	if own.removed == nil {
+		own.removed = map[[2]string]bool{}
 	}
+	own.removed[key] = true
+	dirs := own.made[key]
+	delete(own.made, key)
+	own.Unlock()
 	var errs []error
-	for _, e := range ents {
-		if o, ok := parse(e.Name(), prefix); ok && e.IsDir() && o == me {
-			if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
-				errs = append(errs, fmt.Errorf("tmpdir: %w", err))
+	for _, d := range dirs {
+		var err error
+		for range removeTries {
+			if err = os.RemoveAll(d); err == nil {
+				break
 			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tmpdir: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// removeTries is how many times RemoveOwn removes a directory that its
+// process's goroutines keep writing into.
+const removeTries = 5

@@ -1,12 +1,15 @@
 package tmpdir
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -209,5 +212,109 @@ func TestRemoveOwn(t *testing.T) {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s: removed (%v)", d, err)
 		}
+	}
+}
+
+// TestRemoveOwnStopsMake: once RemoveOwn has run for a parent and prefix,
+// Make of them fails in this process (the process is exiting: a job still
+// running must not make a directory behind the removal), and other
+// parents and prefixes are not affected.
+func TestRemoveOwnStopsMake(t *testing.T) {
+	parent, other := t.TempDir(), t.TempDir()
+	if err := RemoveOwn(parent, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := Make(parent, prefix); !errors.Is(err, ErrRemoved) {
+		t.Errorf("Make after RemoveOwn = %q, %v; want ErrRemoved", d, err)
+	}
+	// The same directory by another name.
+	if d, err := Make(parent+"/.", prefix); !errors.Is(err, ErrRemoved) {
+		t.Errorf("Make(%q) after RemoveOwn = %q, %v; want ErrRemoved", parent+"/.", d, err)
+	}
+	for _, c := range [][2]string{{other, prefix}, {parent, "other-"}} {
+		if _, err := Make(c[0], c[1]); err != nil {
+			t.Errorf("Make(%q, %q): %v", c[0], c[1], err)
+		}
+	}
+}
+
+// TestRemoveOwnRacing removes this process's directories while goroutines
+// keep making directories and writing files into them, as the ranks of a
+// job that mrrun's forced exit leaves running do: once RemoveOwn has
+// returned and the writers have stopped, nothing of this process's is
+// left.
+func TestRemoveOwnRacing(t *testing.T) {
+	parent := t.TempDir()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var made atomic.Int64
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dir := ""
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if dir == "" || i%20 == 0 {
+					d, err := Make(parent, prefix)
+					if err != nil {
+						dir = ""
+						time.Sleep(50 * time.Microsecond)
+						continue
+					}
+					dir = d
+					made.Add(1)
+				}
+				os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d-%06d.run", w, i)), []byte("x"), 0o600)
+				time.Sleep(20 * time.Microsecond)
+			}
+		}()
+	}
+	for made.Load() < 20 {
+		time.Sleep(time.Millisecond)
+	}
+	err := RemoveOwn(parent, prefix)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Errorf("RemoveOwn: %v", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) > 0 {
+		t.Errorf("left behind: %d entries, the first %s", len(ents), ents[0].Name())
+	}
+}
+
+// TestMakeForgets: a process that makes and removes many directories
+// (a server running job after job) is not remembered every one of them,
+// and RemoveOwn still removes those it has not removed itself.
+func TestMakeForgets(t *testing.T) {
+	parent := t.TempDir()
+	var live []string
+	for i := range 300 {
+		d, err := Make(parent, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			live = append(live, d)
+		} else if err := os.Remove(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own.Lock()
+	n := len(own.made[removedKey(parent, prefix)])
+	own.Unlock()
+	if n > 2*pruneAt {
+		t.Errorf("Make remembers %d directories of %d made, %d of them there", n, 300, len(live))
+	}
+	if err := RemoveOwn(parent, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) > 0 {
+		t.Errorf("left behind: %d entries, the first %s", len(ents), ents[0].Name())
 	}
 }
