@@ -3,7 +3,10 @@
 # under mpirun at 1, 2 and 4 ranks (4 oversubscribed on 2 cores), with
 # native collectives and without, over shared memory and over TCP, and
 # checks that each prints the bytes of the seq baseline; then kills one rank in the middle of a job and checks
-# that mpirun ends every rank within 5 s and leaves no process behind.
+# that mpirun ends every rank within 5 s and leaves no process behind; sends
+# SIGINT to mpirun as Ctrl-C does and checks its one line, its status and
+# that nothing is left; and checks where OpenMPI's shared-memory files go
+# and that the next launch removes those of a job killed with SIGKILL.
 # Called by .ci/run; needs OpenMPI (mpirun, pkg-config ompi).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -126,6 +129,93 @@ done
 "$m" gen -q wordcount --size 120MB --files 6 --seed 2 "$tmp/big"
 kill_one_rank mpirun 5000 3 "$m --transport mpi -q wordcount $tmp/big" "$m" "$tmp/killerr" \
   mpirun -np 3 "$m" --transport mpi -q wordcount "$tmp/big" || fail=1
+
+# An input that takes 3-rank wordcount about 6 s: big's files ten times
+# over, as hard links.
+mkdir "$tmp/links"
+n=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  while IFS= read -r f; do n=$((n + 1)); ln "$f" "$tmp/links/$n.txt"; done < <(find "$tmp/big" -type f)
+done
+
+# The ranks keep OpenMPI's shared-memory files in a directory of their
+# job's, /dev/shm/pgasmr-ompi-UID-JOB (pgas/mpi/jobdir.go).
+uid=$(id -u)
+jobdirs() { ls -d /dev/shm/pgasmr-ompi-"$uid"-* 2>/dev/null || true; }
+# jobdir_of PID: that directory for rank process PID, from its PMIx
+# namespace.
+jobdir_of() { echo "/dev/shm/pgasmr-ompi-$uid-$(tr '\0' '\n' < "/proc/$1/environ" | sed -n 's/^PMIX_NAMESPACE=//p')"; }
+# segments DIR: how many vader segments DIR holds.
+segments() { find "$1" -name 'vader_segment.*' 2>/dev/null | wc -l; }
+
+# Ctrl-C: SIGINT to mpirun's process group (the ranks, whose process groups
+# are their own, are not in it). OpenMPI 4.1's mpirun takes it for an
+# abort: it prints nothing, sends the ranks SIGCONT, SIGTERM a second
+# later and SIGKILL once one of them has exited, and exits with status 1
+# whatever the ranks do (its signal handler sets the status before it
+# signals them). The ranks must not abort the job (no MPI_ABORT box, no
+# line from every rank): rank 0 says the one line, and none is left.
+before=$(jobdirs)
+interrupt_launch mpirun 5000 3 "$m --transport mpi -q wordcount $tmp/links" "$m" "$tmp/interr" 1 \
+  "mrrun: interrupted by SIGTERM" mpirun -np 3 "$m" --transport mpi -q wordcount "$tmp/links" || fail=1
+# mpirun removed the segments; the job's directory may stay (empty) until
+# the next launch.
+interrupted=$(comm -13 <(echo "$before") <(jobdirs))
+for d in $interrupted; do
+  if [ "$(segments "$d")" != 0 ]; then
+    echo "FAIL: the interrupted job left its segments in $d"; ls -l "$d"; fail=1
+  fi
+done
+
+# mpirun and every rank killed with SIGKILL: nobody removes the job's
+# segments nor mpirun's session directory, but the next launch on the node
+# removes both, and a job that ends normally leaves nothing.
+# (In a subshell, which says "Killed" to /dev/null rather than here.)
+(mpirun -np 3 "$m" --transport mpi -q wordcount "$tmp/links"; true) > /dev/null 2>&1 &
+sub=$!
+dead=""
+for _ in $(seq 100); do
+  rank=$(first_proc "$m --transport mpi -q wordcount $tmp/links")
+  [ -n "$rank" ] && dead=$(jobdir_of "$rank") && [ "$(segments "$dead")" = 3 ] && break
+  sleep 0.1
+done
+launcher=$(first_proc "mpirun -np 3 $m --transport mpi -q wordcount $tmp/links")
+# shellcheck disable=SC2046
+kill -9 $launcher $(procs "$m --transport mpi -q wordcount $tmp/links") 2>/dev/null || true
+wait "$sub" || true # (bash may have run mpirun in the subshell's stead)
+sleep 0.5
+if [ -z "$dead" ] || [ "$(segments "$dead")" != 3 ]; then
+  echo "FAIL: the killed job's directory '$dead' does not hold its 3 segments"; ls -l "$dead"; fail=1
+fi
+# mpirun's session directory of the job stays too, marked by the ranks.
+session=/tmp/ompi.$(uname -n).$uid/pid.$launcher
+if [ -z "$launcher" ] || [ ! -e "$session/pgasmr-ranks.lock" ]; then
+  echo "FAIL: the killed job's session directory '$session' is not there, or not marked"; fail=1
+fi
+
+"$m" -q --baseline seq --output-format tsv wordcount "$tmp/big" > "$tmp/want"
+mpirun -np 3 "$m" --transport mpi -q --output-format tsv wordcount "$tmp/big" > "$tmp/got" 2> "$tmp/err" &
+launcher=$!
+mine=""
+for _ in $(seq 100); do
+  rank=$(first_proc "$m --transport mpi -q --output-format tsv wordcount $tmp/big")
+  [ -n "$rank" ] && mine=$(jobdir_of "$rank") && [ "$(segments "$mine")" = 3 ] && break
+  sleep 0.1
+done
+status=0
+wait "$launcher" || status=$?
+if [ "$status" != 0 ] || ! cmp -s "$tmp/want" "$tmp/got"; then
+  echo "FAIL: mpirun -np 3 mrrun wordcount big (segments in the job's directory): exit $status or output differs from seq"; cat "$tmp/err"; fail=1
+fi
+if [ -z "$mine" ]; then
+  echo "FAIL: the ranks' segments were never seen in their job's directory"; fail=1
+fi
+for d in $mine $dead $interrupted $session; do
+  if [ -e "$d" ]; then
+    echo "FAIL: $d is left after the launch"; ls -l "$d"; fail=1
+  fi
+done
+echo "shm directories: the job's segments in ${mine:-?}; the killed job's ${dead:-?} and session directory $session, and the interrupted one's ${interrupted:-none}, removed by the next launch"
 
 if [ "$fail" != 0 ]; then
   echo "mrrun mpi checks: FAILED"; exit 1

@@ -3,9 +3,12 @@
 # MPICH's own launcher (mpiexec.mpich: with OpenMPI installed too, Debian's
 # mpirun and mpiexec may be OpenMPI's): every app at 2 and 4 ranks, with
 # native collectives and without, must print the bytes of the seq
-# baseline. Called by .ci/run; needs Debian's mpich and libmpich-dev.
+# baseline; then Ctrl-C (SIGINT to mpiexec) must end the job with one line
+# and no process left. Called by .ci/run; needs Debian's mpich and
+# libmpich-dev.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. cmd/mrrun/killtest.sh
 launcher=$(command -v mpiexec.mpich || command -v mpiexec.hydra) || { echo "mpich_check: no mpiexec.mpich"; exit 1; }
 
 tmp=$(mktemp -d)
@@ -33,6 +36,17 @@ for pair in histogram:"$tmp/img.bmp" linreg:"$tmp/pts.bin" wordcount:"$tmp/corpu
     done
   done
 done
+# Ctrl-C: SIGINT to mpiexec's process group (the ranks, each in a session
+# of its own, are not in it). mpiexec passes SIGINT on to every rank and
+# says so on its stdout; rank 0 says the one line on stderr, and every rank
+# exits with status 130 without aborting the job. mpiexec exits with 130,
+# unless a rank was still on its way out when another exited: Hydra then
+# kills it (SIGKILL), prints its "BAD TERMINATION" box on stdout and exits
+# with 9.
+"$m" gen -q wordcount --size 120MB --files 6 --seed 2 "$tmp/big"
+interrupt_launch mpiexec.mpich 5000 3 "$m --transport mpi -q wordcount $tmp/big" "$m" "$tmp/interr" "130 9" \
+  "mrrun: interrupted by SIGINT" "$launcher" -n 3 "$m" --transport mpi -q wordcount "$tmp/big" || fail=1
+
 if [ "$fail" != 0 ]; then
   echo "mrrun mpich checks: FAILED"; exit 1
 fi

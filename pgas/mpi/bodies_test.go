@@ -4,8 +4,12 @@ package mpi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/pgasmr/pgasmr/pgas"
@@ -19,14 +23,16 @@ import (
 // on stdout, in lines with a fixed prefix, or fails (and so aborts the MPI
 // job).
 var bodies = map[string]ranktest.Body[*mpi.Transport]{
-	"suites":  suitesBody,
-	"fail":    failBody,
-	"kill":    killBody,
-	"timeout": timeoutBody,
-	"bench":   benchBody,
-	"launch":  launchBody,
-	"panic":   panicBody,
-	"wrapped": wrappedBody,
+	"suites":    suitesBody,
+	"fail":      failBody,
+	"kill":      killBody,
+	"timeout":   timeoutBody,
+	"bench":     benchBody,
+	"launch":    launchBody,
+	"panic":     panicBody,
+	"wrapped":   wrappedBody,
+	"interrupt": interruptBody,
+	"shmdir":    shmDirBody,
 }
 
 // launchBody checks launch.FromEnv under the launcher
@@ -129,4 +135,59 @@ func wrappedBody(ctx context.Context, tr *mpi.Transport, _ string) error {
 	fmt.Printf("WRAPPED rank=%d name=%s native=%v right=%v counted=%d calls=%d\n",
 		tr.Rank(), c.Name(), native, same, counted, tr.NativeCalls()-before)
 	return nil
+}
+
+// sigCause is the cause of a job cancelled by a signal, as mrrun gives
+// it: an error with a Signal method.
+type sigCause struct{}
+
+func (sigCause) Error() string     { return "interrupted by SIGTERM" }
+func (sigCause) Signal() os.Signal { return syscall.SIGTERM }
+
+// interruptBody: once every rank is in the job, every rank cancels its
+// context with a cause naming a signal (arg "signal") and waits in a
+// barrier, as ranks that all got a signal do; or rank 1 alone cancels it
+// without a cause (arg "plain"), a failure that aborts the job. An
+// interrupted rank prints "INTERRUPTED <rank> <Finalize's error>" and
+// exits with status 130 on its own.
+func interruptBody(ctx context.Context, tr *mpi.Transport, arg string) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	err := pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		switch {
+		case arg == "signal":
+			cancel(sigCause{})
+		case r.ID() == 1:
+			cancel(nil)
+		}
+		return r.Barrier(ctx)
+	})
+	if !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("pgas.Run returned %v; want the cancellation", err)
+	}
+	ferr := tr.Finalize()
+	fmt.Printf("INTERRUPTED %d %v\n", tr.Rank(), ferr)
+	os.Stdout.Sync()
+	os.Exit(130)
+	return nil
+}
+
+// shmDirBody reports, once every rank has initialised MPI, where OpenMPI's
+// shared-memory files go, how many vader segments are there, and whether
+// mpirun's session directory is marked as a pgasmr job's:
+// "SHMDIR <rank> <directory> <segments> <marked>".
+func shmDirBody(ctx context.Context, tr *mpi.Transport, _ string) error {
+	return pgas.Run(ctx, config(tr), func(ctx context.Context, r *pgas.Rank) error {
+		if err := r.Barrier(ctx); err != nil {
+			return err
+		}
+		dir := os.Getenv("OMPI_MCA_btl_vader_backing_directory")
+		segs, _ := filepath.Glob(filepath.Join(dir, "vader_segment.*"))
+		_, err := os.Stat(filepath.Join(os.Getenv("OMPI_MCA_orte_jobfam_session_dir"), "pgasmr-ranks.lock"))
+		fmt.Printf("SHMDIR %d %s %d %v\n", r.ID(), dir, len(segs), err == nil)
+		return r.Barrier(ctx)
+	})
 }

@@ -81,6 +81,80 @@
 // context fails the job the same way. Synchronisation calls return an
 // error wrapping transport.ErrTimeout after Job.SyncTimeout.
 //
+// A job cancelled by a signal is interrupted, not failed: when the cause
+// of the job's context (context.Cause) has a method Signal() os.Signal,
+// as mrrun's has, Fail prints nothing, does not abort, and returns, and
+// Close and Finalize skip MPI_Win_free and MPI_Finalize, which would wait
+// for ranks that are ending too (Finalize says so in its error); so does
+// Finalize after a signal cancelled Open, whose window and handshake
+// MPI_Finalize would trip on (MPICH's UCX asserts). The
+// program exits on its own (mrrun: rank 0 says "mrrun: interrupted by
+// SIGTERM" as the signal comes, the others nothing, and each exits with
+// status 130), and the launcher ends any rank left. The launchers differ:
+//
+//   - OpenMPI's mpirun puts every rank in a process group of its own, so a
+//     terminal's Ctrl-C reaches mpirun alone. mpirun takes SIGINT, SIGTERM
+//     and SIGHUP for an abort: it sends the ranks SIGCONT, SIGTERM a
+//     second later and SIGKILL as soon as one of them has exited, prints
+//     nothing, and exits with status 1 whatever the ranks do (OpenMPI 4.1:
+//     its handler sets the status before it signals anyone). Ranks
+//     signalled directly exit with 130, which mpirun passes on, with its
+//     boxes on non-zero statuses unless it runs with --quiet.
+//   - MPICH's mpiexec (Hydra) passes SIGINT on to every rank, saying so on
+//     its standard output, and exits with the ranks' status, 130; but it
+//     kills the ranks left with SIGKILL as soon as one exits without
+//     MPI_Finalize, and a rank still on its way out then makes it print
+//     its "BAD TERMINATION" box and exit with status 9.
+//
+// A cancellation without such a cause (signal.NotifyContext's cause has
+// no Signal method) still aborts the job.
+//
+// # Shared-memory files
+//
+// OpenMPI keeps each rank's shared-memory segment (the vader BTL's,
+// vader_segment.HOST.UID.JOB.RANK, 4 MiB and more) as a file in /dev/shm
+// until MPI_Finalize removes it, or mpirun does at the end of the job;
+// after a SIGKILL of mpirun nobody does. Under OpenMPI, Init (before
+// MPI_Init, when it initialises MPI) points the parameters
+// btl_vader_backing_directory, btl_sm_backing_directory,
+// osc_rdma_backing_directory and osc_sm_backing_directory at a directory
+// of the job's own, /dev/shm/pgasmr-ompi-UID-JOB (JOB: the PMIx
+// namespace, which every rank of the job shares), on which each rank of
+// the node holds a shared flock(2) lock while it lives. Segments are found
+// by the paths the ranks exchange, so ranks that do not go through Init
+// (another program of the same job) still reach them. The last rank of a
+// node to finalise removes the directory; and every Init removes this
+// user's directories in /dev/shm that no process holds a lock on: those
+// of jobs that are over, killed with SIGKILL or interrupted (mpirun
+// removes an interrupted job's segments, not its directory).
+// TestShmDir and cmd/mrrun/mpi_check.sh check this.
+//
+// What remains:
+//
+//   - A killed or interrupted job's directory stays until the next launch
+//     of a pgasmr program under OpenMPI on that node.
+//   - OpenMPI's session directory, /tmp/ompi.HOST.UID/pid.PID of mpirun,
+//     with the PMIx store's shared memory (about 8 MiB), stays after a
+//     SIGKILL of mpirun: mpirun makes it before any rank starts, so no
+//     rank can move it. Init marks it (pgasmr-ranks.lock, locked while the
+//     process lives) and removes the marked pid.PID directories whose
+//     mpirun no longer runs and whose ranks are all gone; so a killed
+//     job's goes at the next launch on mpirun's node. The session
+//     directories of the other nodes (jf.N, an orted's, whose name says no
+//     process to check) stay, as do those of other programs' jobs.
+//   - /dev/shm/open_mpi.NNNN, which OpenMPI's shmem posix component makes
+//     with shm_open (always in /dev/shm) and unlinks at once, stays if the
+//     process dies in between.
+//   - Nothing is moved when the user chose where the files go (any of the
+//     four parameters set, on mpirun's command line or in the
+//     environment), when /dev/shm is not writable, when the program
+//     initialised MPI before Init, and in MPI programs that do not use this
+//     package: their segments stay in /dev/shm after a SIGKILL of mpirun.
+//   - MPICH is left alone: its shared-memory files (mpich_shar_tmp*,
+//     ucx_shm_posix_* in /dev/shm) are unlinked as soon as every rank has
+//     mapped them, and nothing stays after a SIGKILL of mpiexec and every
+//     rank.
+//
 // # Rules
 //
 // A process hosts one rank and opens one job at a time; it may run several

@@ -28,6 +28,7 @@ static int pg_init(int required, int *provided, int *already) {
 }
 
 static int pg_finalized(void) { int f = 0; MPI_Finalized(&f); return f; }
+static int pg_initialized(void) { int f = 0; MPI_Initialized(&f); return f; }
 static int pg_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
 static int pg_thread_serialized(void) { return MPI_THREAD_SERIALIZED; }
 static int pg_thread_funneled(void) { return MPI_THREAD_FUNNELED; }
@@ -305,7 +306,18 @@ type Transport struct {
 	thread      *osthread.Thread // the thread that initialised MPI (and finalises it)
 	progressEnd chan struct{}    // closed to stop the progress goroutine
 	progressWG  sync.WaitGroup
-	failOnce    sync.Once
+	// fail is how this process's part of the job ended, if it did: the
+	// first real failure aborts the job (Fail calls MPI_Abort); a signal
+	// (interrupted) ends it without: Fail returns, and Close and Finalize
+	// skip their collective calls, which would wait for ranks that are
+	// ending too.
+	fail struct {
+		sync.Mutex
+		aborting    bool
+		interrupted error
+	}
+	shmDir      *jobDir  // the job's directory of shared-memory files on this node, if Init made one
+	sessionMark *os.File // the mark of mpirun's session directory, if Init made one, locked while the process lives
 }
 
 var _ transport.Transport = (*Transport)(nil)
@@ -372,7 +384,13 @@ func (t *Transport) initMPI() error {
 	if t.opts.Serialize {
 		required = C.pg_thread_serialized()
 	}
+	if flavour == "OpenMPI" && C.pg_initialized() == 0 {
+		// Before MPI_Init, which reads where its files go.
+		t.shmDir = setupOMPIShmDir()
+		t.sessionMark = markOMPISession()
+	}
 	if rc := C.pg_init(required, &provided, &already); rc != C.MPI_SUCCESS {
+		t.shmDir.release()
 		return fmt.Errorf("mpi: MPI_Init_thread: %s", errorString(rc))
 	}
 	t.owner = already == 0
@@ -468,6 +486,19 @@ func (t *Transport) Finalize() error {
 	if t.open.finalized {
 		return nil
 	}
+	if cause := t.interrupted(); cause != nil {
+		// MPI_Finalize waits for every rank, and the others are ending
+		// without it: the process exits unfinalised, which the launcher
+		// takes as the end of the job. The progress goroutine may wait
+		// for a call stuck in MPI: it is not waited for.
+		t.open.finalized = true
+		close(t.progressEnd)
+		t.shmDir.release()
+		global.Lock()
+		global.t, global.err = nil, errors.New("mpi: the job was interrupted")
+		global.Unlock()
+		return fmt.Errorf("mpi: MPI_Finalize skipped: the job was interrupted (%v)", cause)
+	}
 	if t.open.ep != nil {
 		return errors.New("mpi: Finalize with an open endpoint")
 	}
@@ -482,6 +513,11 @@ func (t *Transport) Finalize() error {
 		}
 	})
 	t.thread.Stop()
+	if t.owner {
+		// MPI_Finalize removed this rank's files; the last rank of the
+		// node removes the directory.
+		t.shmDir.release()
+	}
 	global.Lock()
 	global.t, global.err = nil, errors.New("mpi: MPI was finalized")
 	global.Unlock()
@@ -515,7 +551,8 @@ func errorString(rc C.int) string {
 // job.SegmentBytes the same on every rank (Open fails on every rank if it
 // is not). The segment is allocated with MPI_Win_allocate, zeroed, and the
 // window locked for passive-target access to every rank
-// (MPI_Win_lock_all) until Close. Open fails if an endpoint is open.
+// (MPI_Win_lock_all) until Close. Open fails if an endpoint is open, and
+// after a job was interrupted (see Fail).
 func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.Endpoint, error) {
 	if job.Ranks != t.size {
 		return nil, fmt.Errorf("mpi: job has %d ranks, but MPI_COMM_WORLD has %d (start it with mpirun -np %d)", job.Ranks, t.size, job.Ranks)
@@ -531,7 +568,10 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 	if t.open.ep != nil {
 		return nil, fmt.Errorf("mpi: rank %d already has an open endpoint", t.rank)
 	}
-	e := &endpoint{t: t, job: job, rank: t.rank, size: t.size, chunk: t.opts.ChunkBytes, stop: make(chan struct{})}
+	if cause := t.interrupted(); cause != nil {
+		return nil, fmt.Errorf("mpi: Open after the job was interrupted (%v)", cause)
+	}
+	e := &endpoint{t: t, ctx: ctx, job: job, rank: t.rank, size: t.size, chunk: t.opts.ChunkBytes, stop: make(chan struct{})}
 	// Every rank must open the same job.
 	mine := []int64{job.SegmentBytes, int64(job.Ranks)}
 	all := make([]int64, 2*t.size)
@@ -542,6 +582,7 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 	r := C.pg_iallgather_i64((*C.int64_t)(unsafe.Pointer(&mine[0])), 2, (*C.int64_t)(unsafe.Pointer(&all[0])), t.comm)
 	t.exit()
 	if err := e.finish(ctx, &pin, r, "open: MPI_Iallgather"); err != nil {
+		t.interruptedOpen(ctx, err)
 		return nil, err
 	}
 	for q := range t.size {
@@ -565,6 +606,7 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 	}
 	// Nobody writes to a segment before its owner has zeroed it.
 	if err := e.Barrier(ctx); err != nil {
+		t.interruptedOpen(ctx, err)
 		return nil, fmt.Errorf("mpi: open: %w", err)
 	}
 	e.phase, e.notified = 0, false
@@ -579,6 +621,7 @@ func (t *Transport) Open(ctx context.Context, job transport.Job) ([]transport.En
 // endpoint is one rank's view of a job.
 type endpoint struct {
 	t          *Transport
+	ctx        context.Context // the job's, as Open got it: its cause says whether a signal ended it
 	job        transport.Job
 	rank, size int
 	win        C.MPI_Win
@@ -647,7 +690,7 @@ func (e *endpoint) watch(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			if !e.closed.Load() {
-				e.Fail(ctx.Err())
+				e.Fail(transport.WithCause(ctx, ctx.Err()))
 			}
 			return
 		case <-e.stop:
@@ -1015,19 +1058,91 @@ const abortGrace = 100 * time.Millisecond
 
 // Fail reports err on standard error and aborts the MPI job
 // (MPI_Abort(MPI_COMM_WORLD, 1)): the launcher ends every rank, which is
-// how the other ranks learn of the failure. Fail does not return.
+// how the other ranks learn of the failure. Fail does not return then.
+//
+// A job interrupted by a signal is not aborted: when err, or the cause of
+// the job's context that err says was cancelled, has a method
+// Signal() os.Signal (mrrun's cause for a signal has one), Fail records
+// the interruption, prints nothing and returns; so does every later Fail
+// of the process. The launcher has signalled every rank (OpenMPI's mpirun
+// passes a SIGINT or SIGTERM on to the ranks as SIGTERM, MPICH's mpiexec
+// passes it on as it is), or ends the others when this one exits: the
+// program exits on its own, with its own status and its own line, without
+// an MPI_Abort line from every rank. Close and Finalize then skip their
+// collective calls.
 func (e *endpoint) Fail(err error) {
-	e.t.failOnce.Do(func() {
-		fmt.Fprintf(os.Stderr, "pgasmr: mpi rank %d of %d failed: %v (calling MPI_Abort)\n", e.rank, e.size, err)
-		if flavour == "MPICH" {
-			// Hydra forwards a rank's output through its proxy, which
-			// MPI_Abort can kill before the line above is forwarded (1
-			// run in 10 lost it): let it through first.
-			time.Sleep(abortGrace)
+	t := e.t
+	t.fail.Lock()
+	switch {
+	case t.fail.aborting:
+		t.fail.Unlock()
+		select {} // another goroutine is aborting the job
+	case t.fail.interrupted != nil:
+		t.fail.Unlock()
+		return // what fails now echoes the interruption
+	}
+	if cause := e.interruption(err); cause != nil {
+		t.fail.interrupted = cause
+		t.fail.Unlock()
+		return
+	}
+	t.fail.aborting = true
+	t.fail.Unlock()
+	fmt.Fprintf(os.Stderr, "pgasmr: mpi rank %d of %d failed: %v (calling MPI_Abort)\n", e.rank, e.size, err)
+	if flavour == "MPICH" {
+		// Hydra forwards a rank's output through its proxy, which
+		// MPI_Abort can kill before the line above is forwarded (1
+		// run in 10 lost it): let it through first.
+		time.Sleep(abortGrace)
+	}
+	t.Abort(1)
+	select {} // not reached
+}
+
+// signaller is an error that says which signal stopped the program, as
+// the cause of a cancelled context (mrrun's has this method).
+type signaller interface {
+	error
+	Signal() os.Signal
+}
+
+// interruption returns the error that says which signal ended the job, if
+// err holds one or is the cancellation of the job's context by one; nil
+// if err is a failure.
+func (e *endpoint) interruption(err error) error { return interruption(e.ctx, err) }
+
+// interruption returns the error that says which signal ended the job of
+// context ctx, if err holds one or is the cancellation of ctx by one; nil
+// if err is a failure.
+func interruption(ctx context.Context, err error) error {
+	var s signaller
+	if errors.As(err, &s) {
+		return s
+	}
+	if errors.Is(err, context.Canceled) && ctx != nil && errors.As(context.Cause(ctx), &s) {
+		return s
+	}
+	return nil
+}
+
+// interruptedOpen records that a signal interrupted Open, if one did (err
+// is Open's error): the window or the handshake it leaves pending are not
+// for MPI_Finalize, which OpenMPI and MPICH (UCX asserts) fail on.
+func (t *Transport) interruptedOpen(ctx context.Context, err error) {
+	if cause := interruption(ctx, err); cause != nil {
+		t.fail.Lock()
+		if !t.fail.aborting && t.fail.interrupted == nil {
+			t.fail.interrupted = cause
 		}
-		e.t.Abort(1)
-	})
-	select {} // another goroutine is aborting the job
+		t.fail.Unlock()
+	}
+}
+
+// interrupted returns the interruption Fail recorded, or nil.
+func (t *Transport) interrupted() error {
+	t.fail.Lock()
+	defer t.fail.Unlock()
+	return t.fail.interrupted
 }
 
 // Close unlocks and frees the job's window (collective, like
@@ -1037,6 +1152,15 @@ func (e *endpoint) Close() error {
 		return nil
 	}
 	close(e.stop)
+	if e.t.interrupted() != nil {
+		// MPI_Win_free waits for the other ranks, which are ending: the
+		// window goes with the process.
+		e.seg = nil
+		e.t.open.Lock()
+		e.t.open.ep = nil
+		e.t.open.Unlock()
+		return nil
+	}
 	e.t.enter()
 	rc := C.pg_win_free(e.win)
 	e.t.exit()

@@ -3,9 +3,14 @@
 package mpi_test
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,5 +223,137 @@ func TestOwnedMPI(t *testing.T) {
 	}
 	if got := ranktest.Lines(res.Stdout, "OWNED "); len(got) != 2 || got[0][2:] != "finalized=false" || got[1][2:] != "finalized=false" {
 		t.Errorf("OWNED lines %q; want MPI still initialised after Transport.Finalize on both ranks", got)
+	}
+}
+
+// TestInterrupt: a job that every rank's signal cancels (its context's
+// cause has a Signal method) is not aborted: every rank's pgas.Run
+// returns, Finalize says it skipped MPI_Finalize, and the ranks exit on
+// their own with status 130, which mpirun passes on (MPICH's mpiexec
+// kills the ranks left once one has exited, so there fewer may report).
+// A cancellation without such a cause is a failure, and aborts the job.
+func TestInterrupt(t *testing.T) {
+	t.Run("signal", func(t *testing.T) {
+		const ranks = 3
+		res := launch(t, ranks, "interrupt", "signal")
+		if strings.Contains(res.Stderr, "MPI_Abort") || strings.Contains(res.Stderr, "MPI_ABORT") {
+			t.Errorf("an interrupted job was aborted:\n%s", res.Stderr)
+		}
+		got := ranktest.Lines(res.Stdout, "INTERRUPTED ")
+		want := ranks
+		if mpi.Flavour == "MPICH" {
+			want = 1
+		}
+		if len(got) < want {
+			t.Errorf("%d ranks report the interruption (%q); want %d\nstderr:\n%s", len(got), got, want, res.Stderr)
+		}
+		for _, l := range got {
+			if !strings.Contains(l, "MPI_Finalize skipped: the job was interrupted (interrupted by SIGTERM)") {
+				t.Errorf("Finalize after the interruption: %q", l)
+			}
+		}
+		var ee *exec.ExitError
+		if !errors.As(res.Err, &ee) || mpi.Flavour == "OpenMPI" && ee.ExitCode() != 130 {
+			t.Errorf("mpirun: %v; want exit status 130", res.Err)
+		}
+	})
+	t.Run("plain", func(t *testing.T) {
+		res := launch(t, 3, "interrupt", "plain")
+		want := regexp.MustCompile(`pgasmr: mpi rank 1 of 3 failed: .*context canceled \(calling MPI_Abort\)`)
+		if res.Err == nil || !want.MatchString(res.Stderr) {
+			t.Errorf("mpirun: %v; want a failure and %q on stderr:\n%s", res.Err, want, res.Stderr)
+		}
+	})
+}
+
+// TestShmDir: under OpenMPI every rank puts its shared-memory files in
+// the job's directory in /dev/shm, where the ranks of the node find each
+// other's segments, and marks mpirun's session directory; the launch
+// removes the directories (and the marked session directories) of jobs
+// that are over but not those of running ones, and the job leaves
+// nothing.
+func TestShmDir(t *testing.T) {
+	if mpi.Flavour != "OpenMPI" {
+		t.Skip("OpenMPI only")
+	}
+	if syscall.Access("/dev/shm", 2) != nil {
+		t.Skip("no /dev/shm to write to")
+	}
+	prefix := fmt.Sprintf("/dev/shm/pgasmr-ompi-%d-", os.Geteuid())
+	tag := fmt.Sprintf("test%d", os.Getpid())
+	// A dead job's directory, with its segments, and a running job's,
+	// which this process holds as one of its ranks would.
+	dead, live := prefix+tag+"-dead", prefix+tag+"-live"
+	for _, d := range []string{dead, live} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+		if err := os.WriteFile(d+"/vader_segment.x.0.1.0", []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	// Session directories of mpiruns that are gone: a pgasmr job's
+	// (marked) and another program's.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	top := fmt.Sprintf("/tmp/ompi.%s.%d", host, os.Geteuid())
+	deadSession := fmt.Sprintf("%s/pid.%d", top, cmd.Process.Pid)
+	otherSession := deadSession + "0"
+	defer os.Remove(top) // if this test made it: when empty, after the rest
+	for _, d := range []string{deadSession, otherSession} {
+		if err := os.MkdirAll(d+"/1/0", 0o700); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+	}
+	if err := os.WriteFile(deadSession+"/pgasmr-ranks.lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	const ranks = 3
+	res := launch(t, ranks, "shmdir", "")
+	if res.Err != nil {
+		t.Fatalf("mpirun: %v\nstderr:\n%s", res.Err, res.Stderr)
+	}
+	lines := ranktest.Lines(res.Stdout, "SHMDIR ")
+	if len(lines) != ranks {
+		t.Fatalf("SHMDIR lines %q; want %d", lines, ranks)
+	}
+	var dir string
+	for _, l := range lines {
+		fs := strings.Fields(l)
+		if len(fs) != 4 || !strings.HasPrefix(fs[1], prefix) || fs[2] != strconv.Itoa(ranks) || dir != "" && fs[1] != dir || fs[3] != "true" {
+			t.Errorf("SHMDIR %q; want the same directory %s* on every rank, with %d segments, and the session marked", l, prefix, ranks)
+		}
+		if len(fs) > 1 {
+			dir = fs[1]
+		}
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Errorf("the job left %s", dir)
+	}
+	if _, err := os.Lstat(dead); err == nil {
+		t.Errorf("the launch left the dead job's %s", dead)
+	}
+	if _, err := os.Lstat(live + "/vader_segment.x.0.1.0"); err != nil {
+		t.Errorf("the launch removed the running job's files: %v", err)
+	}
+	if _, err := os.Lstat(deadSession); err == nil {
+		t.Errorf("the launch left the dead pgasmr job's session directory %s", deadSession)
+	}
+	if _, err := os.Lstat(otherSession); err != nil {
+		t.Errorf("the launch removed another program's session directory %s: %v", otherSession, err)
 	}
 }
