@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -24,6 +25,11 @@ const headBytes = 8 << 10
 // blockBytes is the read size of the streaming tokenizer; the context is
 // checked once per block.
 const blockBytes = 1 << 20
+
+// keepBytes is the longest word read into the reader's buffer, which
+// keeps its size for the chunk's other blocks; a longer one is read into
+// a buffer of its own size, dropped once it is counted.
+const keepBytes = 4 * blockBytes
 
 // blockSlack is room past a chunk's nominal bytes in a buffer sized to
 // the chunk: its cut ends move to word boundaries.
@@ -136,6 +142,15 @@ type reader struct {
 	buf  []byte
 	win  []byte
 	skip bool
+	// span is the last long cut found (cutBefore): the cut of every
+	// offset in [from, to] of the file is at, so the chunks inside a huge
+	// word that a rank takes after the one that found its end learn that
+	// they own no word without reading it again.
+	span struct {
+		name         string
+		size         int64
+		from, to, at int64
+	}
 	// block, if not nil, is called after each block's words (Run hands
 	// its table to the store there when the table is at the budget).
 	block func() error
@@ -174,6 +189,7 @@ func (r *reader) countFile(ctx context.Context, c chunk, add func([][]byte)) (st
 	if err := ctx.Err(); err != nil {
 		return counted, err
 	}
+	defer r.shrink()
 	f, err := os.Open(c.path)
 	if err != nil {
 		return counted, fmt.Errorf("wordcount: %w", err) // *PathError names the file
@@ -217,14 +233,35 @@ func (r *reader) countFile(ctx context.Context, c chunk, add func([][]byte)) (st
 	if err != nil {
 		return counted, err
 	}
-	return counted, r.stream(ctx, f, lo, hi, add)
+	return counted, r.stream(ctx, f, c.size, lo, hi, c.off+c.n, add)
 }
 
-// stream tokenizes the bytes [lo, hi) of f, which start and end at word
-// boundaries, reading a block at a time.
-func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func([][]byte)) error {
+// shrink drops a buffer that a long word of a compressed file grew past
+// a block, once the file is counted.
+func (r *reader) shrink() {
+	if cap(r.buf) > blockBytes {
+		r.buf = nil
+		if r.b != nil {
+			r.b.release()
+		}
+	}
+}
+
+// stream tokenizes the bytes [lo, hi) of f, a file of size bytes, which
+// start and end at word boundaries, reading a block at a time; hi is the
+// cut of the nominal offset end.
+//
+// A word longer than the buffer is read whole, after its end is looked
+// for in windows of cutBlock bytes (cutBefore), no further than end: a
+// word that goes on past end ends at hi, which the chunk has found
+// already. One longer than keepBytes is read into a buffer of its own
+// size, dropped once it is counted. (Growing the buffer by doubling until
+// the word fit allocated up to four times the word, and scanned it again
+// at every doubling in safeEnd.)
+func (r *reader) stream(ctx context.Context, f *os.File, size, lo, hi, end int64, add func([][]byte)) error {
 	if r.b == nil {
 		r.b = newBatch(nil)
+		r.b.own = true // the buffer's words are lower-cased in place
 	}
 	r.b.fn = add
 	carry := 0
@@ -232,23 +269,49 @@ func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func(
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if carry == len(r.buf) { // one word longer than the buffer
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
-			r.buf = r.buf[:cap(r.buf)]
-		}
 		n := min(int64(len(r.buf)-carry), hi-pos)
+		// A word longer than the buffer is read to its cut, whole: into a
+		// buffer of its own if it is huge (small keeps the buffer for the
+		// blocks after it), or else into the buffer, at least doubled.
+		atCut := false
+		var small []byte
+		if carry == len(r.buf) {
+			e, err := r.wordEnd(f, size, pos, hi, end)
+			if err != nil {
+				return err
+			}
+			n, atCut = e-pos, true
+			need := int64(carry) + n
+			if need > math.MaxInt {
+				return fmt.Errorf("wordcount: %s: a word of more than %d bytes at offset %d", f.Name(), math.MaxInt, pos-int64(carry))
+			}
+			if need > keepBytes {
+				small = r.buf
+				r.buf = make([]byte, need)
+				copy(r.buf, small)
+			} else {
+				r.buf = append(r.buf, make([]byte, max(int(need), 2*len(r.buf))-carry)...)
+				r.buf = r.buf[:cap(r.buf)]
+			}
+		}
 		if err := readAt(f, r.buf[carry:carry+int(n)], pos); err != nil {
 			return err
 		}
 		pos += n
 		data := r.buf[:carry+int(n)]
-		end := len(data)
-		if pos < hi {
-			end = safeEnd(data)
+		cut := len(data)
+		if pos < hi && !atCut {
+			cut = safeEnd(data)
 		}
-		r.b.words(data[:end])
+		r.b.words(data[:cut])
 		r.b.flush() // before the buffer is reused
-		carry = copy(r.buf, data[end:])
+		if small != nil {
+			// The huge word is counted: its buffer goes, and nothing the
+			// batch keeps points into it.
+			r.b.release()
+			r.buf = small
+		}
+		carry = copy(r.buf, data[cut:])
 		if r.block != nil {
 			if err := r.block(); err != nil {
 				return err
@@ -256,6 +319,21 @@ func (r *reader) stream(ctx context.Context, f *os.File, lo, hi int64, add func(
 		}
 	}
 	return nil
+}
+
+// wordEnd returns the cut of offset pos (a word longer than the buffer
+// ends just before it), at most hi: the cut of the chunk's nominal end
+// end, which is also the cut of every offset from pos to end if the one
+// of pos is not found before end plus a rune (see cutBefore).
+func (r *reader) wordEnd(f *os.File, size, pos, hi, end int64) (int64, error) {
+	e, ok, err := r.cutBefore(f, size, pos, min(hi, max(pos, end)+utf8.UTFMax+1))
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return hi, nil
+	}
+	return e, nil
 }
 
 // streamCompressed tokenizes the decompressed contents of f, the file
@@ -271,6 +349,7 @@ func (r *reader) streamCompressed(ctx context.Context, f *os.File, path string, 
 	defer zr.Close() // f is closed by the caller
 	if r.b == nil {
 		r.b = newBatch(nil)
+		r.b.own = true // the buffer's words are lower-cased in place
 	}
 	r.b.fn = add
 	carry := 0
@@ -327,12 +406,16 @@ const cutBlock = 64 << 10
 // is not found before it. A cut past o+utf8.UTFMax+1 ends a separator that
 // starts after o+1, so the cut of any offset in between is the same: a
 // chunk [o, o+n) whose start's cut is not found before o+n+utf8.UTFMax+1
-// owns no word.
+// owns no word. The limit is at least a rune past o (o+utf8.UTFMax+1, or
+// a cut after o), so that the rune o is inside of is read whole.
 func (r *reader) cutBefore(f *os.File, size, o, limit int64) (int64, bool, error) {
 	if o <= 0 || o >= size {
 		return min(max(o, 0), size), true, nil
 	}
 	limit = min(limit, size)
+	if sp := &r.span; sp.name == f.Name() && sp.size == size && sp.from <= o && o <= sp.to {
+		return sp.at, sp.at <= limit, nil
+	}
 	// Windows of cutBlock bytes at most, each starting 3 bytes before
 	// where its search starts (cutIn's look back into a rune), and each
 	// search after the first starting utf8.UTFMax bytes before the last
@@ -352,7 +435,15 @@ func (r *reader) cutBefore(f *os.File, size, o, limit int64) (int64, bool, error
 			return 0, false, err
 		}
 		if p, ok := cutIn(b, int(from-start), end == size); ok {
-			return start + int64(p), true, nil
+			at := start + int64(p)
+			if at-o > cutBlock {
+				// Every offset from o to the start of the separator that
+				// ends at at (utf8.UTFMax before at, or later) has the
+				// cut at: the runes in between are a word's.
+				r.span.name, r.span.size = f.Name(), size
+				r.span.from, r.span.to, r.span.at = o, at-utf8.UTFMax, at
+			}
+			return at, true, nil
 		}
 		if end == limit {
 			return 0, false, nil

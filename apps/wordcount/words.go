@@ -57,18 +57,37 @@ func Words(text []byte, fn func(word []byte)) {
 // A batch collects words for a function that takes many at a time
 // (reduce.CountTable.AddAll, which overlaps their lookups): slices of the
 // text, and of an arena where ASCII words of up to 16 bytes and the
-// words that had to be lower-cased are copied.
+// words that had to be lower-cased are copied (but see own).
 type batch struct {
 	ws    [][]byte
 	arena []byte
 	fn    func(words [][]byte)
+	// own says that words may change the text it is given (the reader's
+	// buffer): a word of more than 16 bytes whose upper-case letters are
+	// ASCII is lower-cased in place rather than copied to the arena, which
+	// a huge word would grow to its size (allocating about twice that).
+	own bool
 }
 
 // batchWords is the words a batch holds before it calls fn.
 const batchWords = 256
 
+// arenaBytes is the capacity of a batch's arena: room for 16 bytes a word
+// at half of it.
+const arenaBytes = 2 * 16 * batchWords
+
 func newBatch(fn func(words [][]byte)) *batch {
-	return &batch{ws: make([][]byte, 0, batchWords), arena: make([]byte, 0, 2*16*batchWords), fn: fn}
+	return &batch{ws: make([][]byte, 0, batchWords), arena: make([]byte, 0, arenaBytes), fn: fn}
+}
+
+// release drops what the batch holds of the last words, once flushed: the
+// words' slices, which may point into a buffer about to be dropped (a
+// long word's), and an arena that a long word grew.
+func (b *batch) release() {
+	clear(b.ws[:cap(b.ws)])
+	if cap(b.arena) > arenaBytes {
+		b.arena = make([]byte, 0, arenaBytes)
+	}
 }
 
 // add adds a word, which stays unchanged until the batch is flushed.
@@ -190,7 +209,8 @@ func (b *batch) words(text []byte) {
 const blockText = 64
 
 // ascii adds the word text[s:e] of more than 16 ASCII letters and digits,
-// lower-cased. text has 8 bytes from e on.
+// lower-cased (in place if the batch owns text). text has 8 bytes from e
+// on.
 func (b *batch) ascii(text []byte, s, e int) {
 	var up uint64
 	for q := s; q < e; q += 8 {
@@ -200,7 +220,12 @@ func (b *batch) ascii(text []byte, s, e int) {
 		}
 		up |= u
 	}
-	if up == 0 {
+	if up == 0 || b.own {
+		for k := s; up != 0 && k < e; k++ {
+			if c := text[k]; 'A' <= c && c <= 'Z' {
+				text[k] = c + ('a' - 'A')
+			}
+		}
 		b.add(text[s:e])
 		return
 	}
@@ -269,9 +294,24 @@ word:
 		switch class[text[i]] {
 		case low:
 			i++
+			// In a long word (a huge one), runs of lower-case ASCII
+			// letters and digits 8 bytes at a time.
+			for i-start >= 32 && i+8 <= n {
+				if x := binary.LittleEndian.Uint64(text[i:]); alnumBytes(x) != highs || upperBytes(x) != 0 {
+					break
+				}
+				i += 8
+			}
 		case sep:
 			break word
 		case up:
+			if b.own {
+				// Lower-cased in place: text[from:i] stays verbatim
+				// for the arena, if the word goes there.
+				text[i] += 'a' - 'A'
+				i++
+				continue
+			}
 			if !copied {
 				b.arena = append(b.arena, text[start:i]...)
 				copied = true
@@ -358,6 +398,14 @@ func cutIn(b []byte, o int, eof bool) (int, bool) {
 		break
 	}
 	for p < len(b) {
+		// ASCII letters and digits, 8 at a time: the bytes of a huge word
+		// (a cut far away) are read at memory speed.
+		for p+8 <= len(b) && alnumBytes(binary.LittleEndian.Uint64(b[p:])) == highs {
+			p += 8
+		}
+		if p == len(b) {
+			break
+		}
 		if c := class[b[p]]; c != multi {
 			p++
 			if c == sep {
