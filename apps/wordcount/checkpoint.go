@@ -21,9 +21,6 @@ type rankCheckpoint struct {
 	saver *checkpoint.Saver
 	done  map[int64]bool // chunks in the table (resumed or counted)
 	dirty bool           // chunks counted since the last snapshot
-	// resumed is how many of the rank's chunks came from the checkpoint,
-	// and their bytes (for progress).
-	resumed, resumedBytes int64
 }
 
 // checkpointOptions is the text of the options that shape a count's
@@ -65,9 +62,7 @@ func openCheckpoint(ctx context.Context, r *pgas.Rank, o Options, cs []chunk, st
 				return nil, fmt.Errorf("checkpoint %s: rank %d's state names chunk %d of %d; remove the directory to start over", dir, r.ID(), i, len(cs))
 			}
 			ck.done[i] = true
-			ck.resumedBytes += cs[i].n
 		}
-		ck.resumed = int64(len(s.Done))
 	} else {
 		s = checkpoint.State{}
 	}
@@ -135,18 +130,47 @@ func (ck *rankCheckpoint) load(st *reduce.Store[string, int64], s checkpoint.Sta
 	return nil
 }
 
-// skip reports whether chunk i is in the table already (the rank resumed
-// it), reporting its progress as done.
-func (ck *rankCheckpoint) skip(ctx context.Context, i int64, c chunk) bool {
-	if ck == nil || !ck.done[i] {
-		return false
+// todo returns the chunks of cs that no rank's snapshot holds, in order
+// (collective): a resumed job spreads what is left over all the ranks
+// afresh, as its options distribute, so that a rank killed early does not
+// make the rerun wait for its share alone. Each rank reports the chunks
+// its own snapshot holds as progress done. Snapshots that share a chunk
+// are an error: the chunk would count twice.
+func (ck *rankCheckpoint) todo(ctx context.Context, r *pgas.Rank, cs []chunk) ([]chunk, error) {
+	mine := make([]int64, 0, len(ck.done))
+	for i := range ck.done {
+		mine = append(mine, i)
 	}
-	var last int64
-	if c.off+c.n == c.size {
-		last = 1
+	slices.Sort(mine)
+	all, err := mr.AllGatherValues(ctx, r, mine)
+	if err != nil {
+		return nil, err
 	}
-	mr.ProgressFrom(ctx).Add(last, c.n)
-	return true
+	owner := make(map[int64]int, len(cs))
+	for q, done := range all {
+		for _, i := range done {
+			if p, ok := owner[i]; ok {
+				return nil, fmt.Errorf("checkpoint %s: ranks %d and %d both hold chunk %d; remove the directory to start over", ck.dir, p, q, i)
+			}
+			owner[i] = q
+		}
+	}
+	p := mr.ProgressFrom(ctx)
+	var todo []chunk
+	for i, c := range cs {
+		q, done := owner[int64(i)]
+		switch {
+		case !done:
+			todo = append(todo, c)
+		case q == r.ID():
+			var last int64
+			if c.off+c.n == c.size {
+				last = 1
+			}
+			p.Add(last, c.n)
+		}
+	}
+	return todo, nil
 }
 
 // counted notes that chunk i is in the table, and saves a snapshot if one
@@ -190,9 +214,10 @@ func (ck *rankCheckpoint) counted(i int64, st *reduce.Store[string, int64], c *r
 // wait waits for the rank's save that runs in the background, if any:
 // Run does not return while one writes to the directory.
 func (ck *rankCheckpoint) wait() {
-	if ck != nil {
-		ck.saver.Wait()
+	if ck == nil {
+		return
 	}
+	ck.saver.Wait()
 }
 
 // errNoCheckpoint is the error of a baseline asked to checkpoint.

@@ -40,9 +40,15 @@ func interrupted(t *testing.T, ranks int, paths []string, o Options, saves int64
 	if !errors.Is(err, stop) && !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted count: %v", err)
 	}
+	return interruptedDone(t, ranks, o.Checkpoint)
+}
+
+// interruptedDone is how many chunks the states of ranks in dir list.
+func interruptedDone(t *testing.T, ranks int, dir string) int {
+	t.Helper()
 	done := 0
 	for r := range ranks {
-		b, err := os.ReadFile(filepath.Join(o.Checkpoint, fmt.Sprintf("rank-%d.json", r)))
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("rank-%d.json", r)))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -111,6 +117,17 @@ func TestCheckpointResume(t *testing.T) {
 			}
 			if len(notes) != 1 || !strings.Contains(notes[0], "resuming") {
 				t.Fatalf("notes %q, want one saying it resumes", notes)
+			}
+			// The checkpoint now holds every chunk: a run maps nothing.
+			if done := interruptedDone(t, c.ranks, o.Checkpoint); done != nChunks {
+				t.Fatalf("finished count's checkpoint holds %d of %d chunks", done, nChunks)
+			}
+			res, err = pgasMode(c.ranks)(context.Background(), paths, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := render(t, res, "tsv"); got != want {
+				t.Fatal("count from a complete checkpoint differs from Seq's")
 			}
 			if err := RemoveCheckpoint(o.Checkpoint); err != nil {
 				t.Fatal(err)

@@ -100,16 +100,14 @@ func chunks(files []mr.File, size int64) []chunk {
 	return cs
 }
 
-// chunkInput is the mr.Input of a job: chunks weighted by length.
+// chunkInput is the mr.Input of a job: chunks weighted by length, each
+// with its index in the job's chunk list (a resumed job maps only the
+// chunks its checkpoint lacks).
 type chunkInput struct{ cs []chunk }
 
 func (in *chunkInput) Len() int64 { return int64(len(in.cs)) }
 
-func (in *chunkInput) At(_ context.Context, i int64) (chunk, error) {
-	c := in.cs[i]
-	c.idx = i
-	return c, nil
-}
+func (in *chunkInput) At(_ context.Context, i int64) (chunk, error) { return in.cs[i], nil }
 
 func (in *chunkInput) Weight(i int64) float64 { return float64(in.cs[i].n) }
 

@@ -309,17 +309,22 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 		return handed()
 	}
 	var mine files
+	for i := range cs {
+		cs[i].idx = int64(i)
+	}
+	todo := cs             // the chunks to count
 	var ck *rankCheckpoint // nil unless o.Checkpoint
 	if o.Checkpoint != "" {
-		if ck, err = openCheckpoint(ctx, r, o, cs, st, c, &mine); err != nil {
+		if ck, err = openCheckpoint(ctx, r, o, cs, st, c, &mine); err == nil {
+			todo, err = ck.todo(ctx, r, cs)
+		}
+		if err != nil {
+			ck.wait()
 			return nil, joberr.Wrap("wordcount", err)
 		}
 		defer ck.wait() // a failed map's last save, still writing
 	}
-	count := func(ctx context.Context, i int64, ch chunk) error {
-		if ck.skip(ctx, i, ch) {
-			return nil
-		}
+	count := func(ctx context.Context, ch chunk) error {
 		if handed == nil && ck == nil { // the map has started: the store has its sink, if any
 			handed = c.HandOver(st)
 		}
@@ -328,15 +333,15 @@ func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result,
 			return err
 		}
 		mine.record(ch, fs, reason)
-		return ck.counted(i, st, c, mine, false)
+		return ck.counted(ch.idx, st, c, mine, false)
 	}
-	err = appjob.Map(ctx, r, j, mr.Input[chunk](&chunkInput{cs}),
+	err = appjob.Map(ctx, r, j, mr.Input[chunk](&chunkInput{todo}),
 		func(ctx context.Context, ch chunk, emit func(string, int64)) error {
-			return count(ctx, ch.idx, ch)
+			return count(ctx, ch)
 		},
 		func(ctx context.Context, s mr.Share[chunk], emit func(string, int64)) error {
 			for i := range s.Elements() {
-				if err := count(ctx, i, cs[i]); err != nil {
+				if err := count(ctx, todo[i]); err != nil {
 					return err
 				}
 			}
