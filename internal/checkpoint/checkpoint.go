@@ -25,7 +25,7 @@
 // directory, or clears a checkpoint made for another job and says why.
 // Each rank then reads its own state (Load), skips the tasks it lists,
 // and saves a new snapshot when one is due (Saver): after a time that
-// grows with what the last save cost, so that saving costs about a tenth
+// grows with what the last save cost, so that saving costs about a twentieth
 // of the map's time at most, and at the end of its map. Remove deletes
 // the checkpoint once the job's result is safe.
 //

@@ -93,12 +93,12 @@ type Saver struct {
 }
 
 // DefaultEvery and DefaultRatio are a Saver's defaults: a snapshot at
-// most every quarter second, and no sooner than ten times what taking the
-// last one took, so that snapshots cost the map at most about a tenth of
+// most every half second, and no sooner than twenty times what taking the
+// last one took, so that snapshots cost the map at most about a twentieth of
 // its time (the writing, which waits on the disk, goes on beside it).
 const (
-	DefaultEvery = 250 * time.Millisecond
-	DefaultRatio = 10
+	DefaultEvery = 500 * time.Millisecond
+	DefaultRatio = 20
 )
 
 // NewSaver returns the saver of rank in dir under key, whose last state
