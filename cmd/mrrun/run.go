@@ -349,6 +349,12 @@ func (f *runFlags) spec(fs *pflag.FlagSet, a *app, inputs []string) (jobSpec, er
 	if s.memoryBytes, s.memoryFrom, err = memlimit.ParseBudget(f.memory); err != nil {
 		return s, usagef("--memory %s: %v", f.memory, err)
 	}
+	if f.baseline == "" && (f.transport == "inproc" || f.transport == "shm") {
+		// Ranks that cannot fit the budget: refused now, with the figure.
+		if err := budgetLine(f.np, f.ranksPerNode, s.memoryBytes, s.memoryFrom); err != nil {
+			return s, err
+		}
+	}
 	if f.tmp != "" {
 		if fi, err := os.Stat(f.tmp); err != nil {
 			return s, usagef("--tmp %s: %v", f.tmp, err)
