@@ -228,7 +228,7 @@ func TestMemoryBudgetRefusal(t *testing.T) {
 	in := testInput(t, "wordcount")
 	r := mrrun(t, "-np", "600", "--memory", "16KiB", "-q", "wordcount", in).want(t, 2)
 	rank := size.String(pgas.RankCostBytes)
-	for _, s := range []string{"mrrun: ", "600 ranks need about 136.4 MiB", "(" + rank + " a rank for the runtime, 288 B for each pair of ranks)",
+	for _, s := range []string{"mrrun: ", "-np 600 needs about 136.4 MiB of memory", "(" + rank + " a rank for the runtime, 288 B for each pair of ranks)",
 		"over the memory budget of 16 KiB", "at most 246 ranks fit"} {
 		if !strings.Contains(r.stderr, s) {
 			t.Errorf("stderr %q does not say %q", r.stderr, s)
