@@ -261,7 +261,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.ranksPerNode, "ranks-per-node", 0, "ranks per logical node (0: all on one node)")
 	fs.StringVar(&f.link, "link", "", "inproc: emulate a network between the logical nodes of --ranks-per-node: LATENCY[,BANDWIDTH], e.g. 5us,5GB/s; an operation between ranks of different nodes takes the latency plus its bytes at the bandwidth (shared by a node's ranks), one within a node nothing more")
 	fs.StringVar(&f.cache, "cache", "", cacheHelp)
-	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; pages nobody uses cost no memory")
+	fs.StringVar(&f.segmentBytes, "segment-bytes", "16MiB", "shared segment of each rank (k, MB, MiB, ... suffixes): the room for collectives' staging and node tables; inproc maps it untouched (pages nobody uses cost no memory), shm reserves all of it in /dev/shm at launch")
 	fs.StringVar(&f.memory, "memory", "auto", "memory the job's pairs may hold on a node, shared by its ranks; past it they spill to files in --tmp (k, MB, MiB, ... suffixes; auto: half the memory the process can have; 0: no bound). The segments (--segment-bytes) are apart from it")
 	fs.StringVar(&f.tmp, "tmp", "", "directory for the files pairs spill to under --memory (default: $TMPDIR or /tmp)")
 	fs.IntVar(&f.turns, "turns", 0, "how many of a process's ranks map at once when it hosts more ranks than processors (0: GOMAXPROCS; -1: all, the Go scheduler shares the processors)")

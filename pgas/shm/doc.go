@@ -32,7 +32,11 @@
 // EnvSegmentBytes. Transport.SegmentBytes returns it; a job may use
 // segments of any size up to it (pgas.Config.SegmentBytes), the same on
 // every rank, and Open says so clearly if a job wants more. The file is
-// sparse, so unused capacity costs no memory.
+// reserved whole when it is created (fallocate, devshm_linux.go): a
+// /dev/shm without room is one error line before any rank starts, and a
+// /dev/shm that fills during the job cannot kill a rank with SIGBUS. The
+// price is that the whole capacity is memory of /dev/shm while the job
+// runs (ranks times SegmentBytes), not only the pages the ranks touch.
 //
 // # Failure
 //
