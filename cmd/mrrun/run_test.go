@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -745,26 +744,7 @@ func TestProfiles(t *testing.T) {
 }
 
 // children returns the pids of the processes whose parent is pid.
-func children(pid int) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func children(pid int) []int { return childPIDs(pid) }
 
 // shmLeft returns the shm segment files of launcher pid still in /dev/shm.
 func shmLeft(pid int) []string {
