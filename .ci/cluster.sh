@@ -310,8 +310,12 @@ cmd_up() {
   done
   say "hosts up: $(hosts | tr '\n' ' ')(pg0 = $net.254, the root namespace)${netem:+; netem delay $netem}"
 
-  # The agent for hydra's -launcher-exec: one path, no spaces.
-  printf '#!/bin/sh\nPGASMR_CLUSTER_DIR=%s PGASMR_CLUSTER_NET=%s exec bash %s exec "$@"\n' "$run" "$net" "$self" >"$run/agent"
+  # The agent for mpirun's plm_rsh_agent and hydra's -launcher-exec: one
+  # path, no spaces, and outside /tmp, which every host has its own of (a
+  # clone of the repository under /tmp is not there for the launchers):
+  # a copy of this script in $run, and a wrapper of its "exec".
+  install -m 0755 "$self" "$run/cluster.sh"
+  printf '#!/bin/sh\nPGASMR_CLUSTER_DIR=%s PGASMR_CLUSTER_NET=%s exec bash %s exec "$@"\n' "$run" "$net" "$run/cluster.sh" >"$run/agent"
   chmod 0755 "$run/agent"
 
   if [ "$slurm" = 1 ]; then
@@ -617,7 +621,9 @@ launch() {
   local t=$1 out=$2 err=$3 pid i=0 rc=0 p
   shift 3
   : >"$err" # appended to: the diagnosis below must not be overwritten
-  setsid bash "$self" run "$@" >"$out" 2>>"$err" </dev/null &
+  # From $run, which every host sees: a clone of the repository under
+  # /tmp (CI's) is not there inside the hosts, nor for hydra's proxies.
+  (cd "$run" && exec setsid bash "$self" run "$@") >"$out" 2>>"$err" </dev/null &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$i" -ge $((t * 10)) ]; then
@@ -686,7 +692,7 @@ show() {
 # 0 and printed PATTERN (sorted, counted) exactly.
 expect_lines() {
   local id=$1 rc=$2 out=$3 err=$4 want=$5 got
-  got=$(grep -E '^pg[0-9]+( |$)' "$out" | sort | uniq -c | awk '{$1=$1; print}' | paste -sd, -)
+  got=$(grep -E '^pg[0-9]+( |$)' "$out" | sort | uniq -c | awk '{$1=$1; print}' | paste -sd, -) || got= # no line: the check fails below, not set -e
   if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then
     record "$id" PASS "$got"
   else
@@ -729,10 +735,9 @@ cmd_check() {
 
   # The launchers, wired to the hosts.
   ompi=(mpirun --allow-run-as-root --oversubscribe --host "$hostlist"
-    --mca plm_rsh_agent "$self exec" --mca plm_rsh_no_tree_spawn 1
+    --mca plm_rsh_agent "$run/agent" --mca plm_rsh_no_tree_spawn 1
     --mca btl tcp,self,vader --mca btl_tcp_if_include "$net.0/24" --mca oob_tcp_if_include "$net.0/24"
     --mca btl_vader_single_copy_mechanism none)
-  [ -x "$self" ] || ompi[7]="$run/agent" # the agent must be a program: without the x bit, the wrapper
   mpich=(mpiexec.mpich -launcher ssh -launcher-exec "$run/agent" -hosts "$hostlist" -n 6)
   slurm=(srun -N 3 -n 6 --mpi=pmix)
   ompi_env=(OMPI_MCA_btl=tcp,self,vader OMPI_MCA_btl_tcp_if_include="$net.0/24" OMPI_MCA_btl_vader_single_copy_mechanism=none)
