@@ -174,16 +174,13 @@ func Prepare(dir string, m Manifest) (resumed bool, started string, err error) {
 			return false, "", fmt.Errorf("checkpoint %s: holds %s, which is not a checkpoint's file; name an empty or new directory", dir, strconv.Quote(n))
 		}
 	}
-	old, err := readManifest(dir)
-	if err == nil {
-		if why := old.differs(m); why == "" {
-			return true, "", removeTemps(dir, names)
-		} else {
-			started = fmt.Sprintf("checkpoint %s: starting over: %s", dir, why)
-		}
-	} else {
-		started = fmt.Sprintf("checkpoint %s: starting over: %v", dir, err)
+	why := ""
+	if old, err := readManifest(dir); err != nil {
+		why = err.Error()
+	} else if why = old.differs(m); why == "" {
+		return true, "", removeTemps(dir, names)
 	}
+	started = fmt.Sprintf("checkpoint %s: starting over: %s", dir, why)
 	if err := removeNames(dir, names); err != nil {
 		return false, "", err
 	}

@@ -88,7 +88,6 @@ type Saver struct {
 	// Every and Ratio times what taking the last one took have passed.
 	Every time.Duration
 	Ratio int
-	saves int
 	busy  chan error // the running save's result; nil when none runs
 }
 
@@ -113,9 +112,6 @@ func (s *Saver) Due() bool {
 	since := time.Since(s.last)
 	return since >= s.Every && since >= time.Duration(s.Ratio)*s.cost
 }
-
-// Saves is the number of snapshots this saver committed.
-func (s *Saver) Saves() int { return s.saves }
 
 // Save takes a snapshot and commits it before it returns: Start, then
 // Wait.
@@ -163,7 +159,7 @@ func (s *Saver) Wait() error {
 
 // commit writes next's run file, then its state (the commit), then
 // removes the run file of the state it replaces. It runs on the save's
-// goroutine: it touches s.prev and s.saves, which Start and Wait read
+// goroutine: it touches s.prev, which Start and Wait read
 // only once it is done.
 func (s *Saver) commit(next State, writeRun func(path string) error) error {
 	path := next.RunPath(s.dir)
@@ -184,6 +180,5 @@ func (s *Saver) commit(next State, writeRun func(path string) error) error {
 		os.Remove(old) // the committed state no longer names it
 	}
 	s.prev = next
-	s.saves++
 	return nil
 }
