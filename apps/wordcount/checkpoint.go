@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pgasmr/pgasmr/internal/checkpoint"
 	"github.com/pgasmr/pgasmr/mr"
@@ -234,4 +236,40 @@ func (ck *rankCheckpoint) wait() {
 // errNoCheckpoint is the error of a baseline asked to checkpoint.
 func errNoCheckpoint(baseline string) error {
 	return fmt.Errorf("wordcount: %s does not keep checkpoints (Options.Checkpoint); Run does", baseline)
+}
+
+// checkpointOutsideInputs refuses a checkpoint directory dir that is one
+// of paths or lies inside one: a rerun would list its files as input and
+// count them.
+func checkpointOutsideInputs(dir string, paths []string) error {
+	if dir == "" {
+		return nil
+	}
+	d := resolved(dir)
+	for _, p := range paths {
+		in := resolved(p)
+		if d == in || strings.HasPrefix(d, strings.TrimSuffix(in, string(filepath.Separator))+string(filepath.Separator)) {
+			return fmt.Errorf("wordcount: checkpoint %s is inside input %s: its files would be counted; put it elsewhere", dir, p)
+		}
+	}
+	return nil
+}
+
+// resolved is path made absolute with the links of its longest existing
+// prefix resolved.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }

@@ -268,6 +268,19 @@ func TestCheckpointDamaged(t *testing.T) {
 			t.Fatalf("the directory's own file was touched: %q, %v", b, err)
 		}
 	})
+	t.Run("inside an input", func(t *testing.T) {
+		o := o
+		for _, dir := range []string{filepath.Join(corpus, "ck"), corpus, corpus + "/./"} {
+			o.Checkpoint = dir
+			_, err := pgasMode(2)(context.Background(), paths, o)
+			if err == nil || !strings.Contains(err.Error(), "inside input") {
+				t.Fatalf("checkpoint %s in the input %s: %v, want an error", dir, corpus, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(corpus, "ck")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the refused checkpoint was made: %v", err)
+		}
+	})
 	t.Run("baselines", func(t *testing.T) {
 		o := o
 		o.Checkpoint = t.TempDir()

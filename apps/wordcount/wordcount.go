@@ -282,7 +282,12 @@ func Goroutines(ctx context.Context, paths []string, o Options) (*Result, error)
 // rank under reduce.GatherAll.
 func Run(ctx context.Context, r *pgas.Rank, paths []string, o Options) (*Result, error) {
 	j := o.job()
-	cs, skipped, err := prepare(ctx, r, paths, o)
+	err := checkpointOutsideInputs(o.Checkpoint, paths)
+	var cs []chunk
+	var skipped []Skip
+	if err == nil {
+		cs, skipped, err = prepare(ctx, r, paths, o)
+	}
 	if err == nil {
 		err = j.Check(r, nil) // o is valid: only the root is left to check
 	}
